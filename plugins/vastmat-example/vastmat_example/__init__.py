@@ -1,0 +1,1 @@
+"""Example VastMAT plugin (see README.md)."""

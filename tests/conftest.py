@@ -1,0 +1,53 @@
+import os
+import os.path as osp
+import socket
+import subprocess
+import sys
+
+import pytest
+
+REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+SHARED_DATA = osp.join(osp.dirname(REPO), 'shared', 'data')
+DEBUG_YOLOX = osp.join(REPO, 'configs', 'yolox', 'yolox_debug_1xb4-2it_synthetic-det.py')
+
+
+def run(args, cwd=REPO, env=None, check=True, timeout=600):
+    """Run a command with this interpreter's environment; return the CompletedProcess (stdout and stderr joined)."""
+    full_env = dict(os.environ)
+    full_env['PYTHON'] = sys.executable
+    full_env['PATH'] = osp.dirname(sys.executable) + os.pathsep + full_env.get('PATH', '')
+    full_env['PYTHONPATH'] = os.pathsep.join(p for p in (REPO, full_env.get('PYTHONPATH')) if p)
+    full_env.update(env or {})
+    proc = subprocess.run(args, cwd=cwd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f'{" ".join(map(str, args))} exited with {proc.returncode}:\n{proc.stdout[-6000:]}')
+    return proc
+
+
+def python(*args, **kwargs):
+    return run([sys.executable, *map(str, args)], **kwargs)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def data_root_options(root: str) -> list:
+    """--cfg-options that point the debug YOLOX config at a generated detection set."""
+    root = root.rstrip('/') + '/'
+    return [f'train_dataloader.dataset.dataset.data_root={root}', f'val_dataloader.dataset.data_root={root}',
+            f'test_dataloader.dataset.data_root={root}', f'val_evaluator.ann_file={root}annotations/val.json',
+            f'test_evaluator.ann_file={root}annotations/val.json']
+
+
+@pytest.fixture(scope='session')
+def demo_det_root(tmp_path_factory):
+    """A rendered detection set (8 train, 4 val images), made once per session."""
+    from vastmat.datasets.synthetic import make_detection_set
+    root = str(tmp_path_factory.mktemp('demo_det'))
+    make_detection_set(root, 'train', num_images=8, seed=0)
+    make_detection_set(root, 'val', num_images=4, seed=1)
+    return root

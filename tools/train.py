@@ -1,0 +1,51 @@
+#!/usr/bin/env python
+"""Train a detector, tracker or model from a config (MMDetection 3.3's flags).
+
+    python tools/train.py CONFIG [--work-dir DIR] [--resume [CKPT]] [--amp] [--cfg-options k=v ...]
+    tools/dist_train.sh CONFIG NUM_PROCESSES [args]     # torchrun; on a machine without GPUs it uses gloo
+"""
+import argparse
+
+from vastmat.engine.cli import add_common_arguments, build_runner, finish_parsing, load_config
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description='Train a VastMAT detector, tracker or model')
+    add_common_arguments(parser)
+    parser.add_argument('--checkpoint', help='initialise the weights from this checkpoint (sets load_from); '
+                        'use --resume to continue a run')
+    parser.add_argument('--resume', nargs='?', type=str, const='auto',
+                        help='resume from this checkpoint, or without a value from the latest checkpoint in the '
+                        'work dir')
+    parser.add_argument('--amp', action='store_true', help='automatic mixed precision training')
+    parser.add_argument('--auto-scale-lr', action='store_true',
+                        help='scale the learning rate by the real batch size / auto_scale_lr.base_batch_size')
+    return finish_parsing(parser.parse_args(argv))
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    cfg = load_config(args)
+    if args.checkpoint is not None:
+        cfg.load_from = args.checkpoint
+    if args.amp:
+        cfg.optim_wrapper.type = 'AmpOptimWrapper'
+        cfg.optim_wrapper.loss_scale = 'dynamic'
+    if args.auto_scale_lr:
+        if not {'enable', 'base_batch_size'} <= set(cfg.get('auto_scale_lr') or {}):
+            raise KeyError(f'--auto-scale-lr: {args.config} has no auto_scale_lr=dict(enable=..., '
+                           'base_batch_size=...)')
+        cfg.auto_scale_lr.enable = True
+    # resume priority: an explicit checkpoint > the latest one in work_dir
+    if args.resume == 'auto':
+        cfg.resume = True
+        cfg.load_from = None
+    elif args.resume is not None:
+        cfg.resume = True
+        cfg.load_from = args.resume
+    runner = build_runner(cfg)
+    runner.train()
+
+
+if __name__ == '__main__':
+    main()

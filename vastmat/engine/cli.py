@@ -1,0 +1,130 @@
+"""What ``tools/train.py`` and ``tools/test.py`` share: flags, config loading and checking, building the runner."""
+from __future__ import annotations
+
+import argparse
+import difflib
+import inspect
+import os
+import os.path as osp
+from typing import Any
+
+from mmengine.config import Config, DictAction
+from mmengine.runner import Runner
+
+from vastmat.utils.io import write_json_atomic  # noqa: F401  (re-exported for the tools)
+
+LAUNCHERS = ('none', 'pytorch', 'slurm', 'mpi')
+
+# Top-level keys the runner reads besides the arguments of Runner.__init__.
+_EXTRA_RUNNER_KEYS = {'runner_type', 'model_wrapper_cfg', 'find_unused_parameters', 'sync_bn', 'compile',
+                      'default_scope', 'custom_imports', 'gpu_ids', 'launcher', 'work_dir', 'load_from', 'resume'}
+
+
+class ConfigKeyError(KeyError):
+    """A config key given on the command line does not exist where it was put."""
+
+    def __str__(self) -> str:  # KeyError would print the message with quotes
+        return str(self.args[0])
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags shared by train and test, as in MMDetection 3.3."""
+    parser.add_argument('config', help='config file path')
+    parser.add_argument('--work-dir', help='directory for logs, checkpoints and results '
+                        '(default: ./work_dirs/<config name>)')
+    parser.add_argument(
+        '--cfg-options', nargs='+', action=DictAction,
+        help='override settings of the config, key=value pairs merged into it, e.g. '
+        'model.tracker.matcher.type=CDA; a list is key="[a,b]" or key=a,b, nested tuples key="[(a,b),(c,d)]" '
+        '(quotes needed, no spaces). A key that does not exist in the config is an error, except the '
+        'arguments of a component (a dict with type=...), which its constructor checks.')
+    parser.add_argument('--launcher', choices=LAUNCHERS, default='none', help='job launcher')
+    # torch >= 2.0's launchers pass --local-rank; older code used --local_rank.
+    parser.add_argument('--local_rank', '--local-rank', type=int, default=0, help=argparse.SUPPRESS)
+
+
+def finish_parsing(args: argparse.Namespace) -> argparse.Namespace:
+    if 'LOCAL_RANK' not in os.environ:
+        os.environ['LOCAL_RANK'] = str(args.local_rank)
+    return args
+
+
+def _known_top_level_keys() -> set[str]:
+    params = inspect.signature(Runner.__init__).parameters
+    return {name for name in params if name != 'self'} | _EXTRA_RUNNER_KEYS
+
+
+def check_cfg_options(cfg: Config, options: dict[str, Any] | None) -> None:
+    """Refuse ``--cfg-options`` keys that would silently add a setting nothing reads.
+
+    A dotted key must exist in the config, except (a) a top-level key the runner reads (``randomness``,
+    ``model_wrapper_cfg``, ...) and (b) a new argument of a component dict (one with ``type``): the component's
+    constructor rejects an unknown argument when it is built, naming it.
+
+    Raises:
+        ConfigKeyError: naming the key, the missing part and the nearest existing keys.
+    """
+    known_top = _known_top_level_keys()
+    for key in options or {}:
+        node: Any = cfg
+        parts = key.split('.')
+        for depth, part in enumerate(parts):
+            last = depth == len(parts) - 1
+            if isinstance(node, (list, tuple)):
+                if not (part.isdigit() and int(part) < len(node)):
+                    raise ConfigKeyError(f"--cfg-options {key}: '{'.'.join(parts[:depth])}' is a list of "
+                                         f'{len(node)} items; {part!r} is not an index of it')
+                node = node[int(part)]
+                continue
+            if not isinstance(node, dict):
+                raise ConfigKeyError(f"--cfg-options {key}: '{'.'.join(parts[:depth])}' is a "
+                                     f'{type(node).__name__}, it has no key {part!r}')
+            if part in node:
+                node = node[part]
+                continue
+            if last and (depth == 0 and part in known_top or depth > 0 and 'type' in node):
+                break
+            where = '.'.join(parts[:depth]) or 'the config'
+            close = difflib.get_close_matches(part, [str(k) for k in node], n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ''
+            raise ConfigKeyError(f'--cfg-options {key}: {part!r} is not a key of {where}{hint}')
+
+
+def load_config(args: argparse.Namespace) -> Config:
+    """Read the config, apply ``--cfg-options`` (checked), the launcher and the work dir, and let plugins adjust it."""
+    from vastmat.plugins import adjust_config
+
+    cfg = Config.fromfile(args.config)
+    check_cfg_options(cfg, args.cfg_options)
+    if args.cfg_options:
+        cfg.merge_from_dict(args.cfg_options)
+    cfg.launcher = args.launcher
+    # work_dir priority: CLI > config > ./work_dirs/<config name> (as mmdet)
+    if args.work_dir is not None:
+        cfg.work_dir = args.work_dir
+    elif cfg.get('work_dir') is None:
+        cfg.work_dir = osp.join('./work_dirs', osp.splitext(osp.basename(args.config))[0])
+    return adjust_config(cfg)
+
+
+def build_runner(cfg: Config) -> Runner:
+    """Build the runner named by ``runner_type`` (VastMAT's configs use ``VastMATRunner``)."""
+    import vastmat.engine  # noqa: F401  (safe checkpoint loading, the runner and its hooks)
+    from mmengine.registry import RUNNERS
+    if 'runner_type' not in cfg:
+        return Runner.from_cfg(cfg)
+    return RUNNERS.build(cfg)
+
+
+def print_metrics_table(metrics: dict[str, Any], title: str) -> None:
+    """Print metrics as a table (rich)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column('metric')
+    table.add_column('value', justify='right')
+    for name, value in metrics.items():
+        table.add_row(str(name), f'{value:.4f}' if isinstance(value, float) else str(value))
+    Console().print(table)
+

@@ -1,0 +1,35 @@
+"""Small I/O helpers: results are written to a temporary file and renamed, never left half-written."""
+from __future__ import annotations
+
+import json
+import os
+import os.path as osp
+import tempfile
+from typing import Any
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Numbers, strings, lists and dicts only (numpy and torch scalars become Python numbers)."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if hasattr(obj, 'item') and callable(obj.item):
+        return obj.item()
+    return obj
+
+
+def write_json_atomic(obj: Any, path: str) -> None:
+    """Write JSON to a temporary file beside ``path`` and rename it, so that no half-written file is left."""
+    directory = osp.dirname(osp.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix='.' + osp.basename(path), suffix='.tmp', dir=directory)
+    try:
+        with os.fdopen(fd, 'w') as f:
+            json.dump(to_jsonable(obj), f, indent=2, sort_keys=True)
+            f.write('\n')
+        os.replace(tmp, path)
+    except BaseException:
+        if osp.exists(tmp):
+            os.unlink(tmp)
+        raise
