@@ -41,7 +41,8 @@ log "build requirements (torch, torchvision, setuptools<81, ninja)"
 
 if ! "$PY" -c "import mmcv, mmcv.ops; assert mmcv.__version__ == '2.1.0'" >/dev/null 2>&1; then
     # mmcv's setup.py hard-codes -std=c++17, torch 2.14's headers need C++20: compile through wrappers that
-    # rewrite the flag (no other way short of patching mmcv's sources).
+    # rewrite the flag (no other way short of patching mmcv's sources). They also drop -g (Python's CFLAGS):
+    # debug info makes the build slower and the wheel several times larger.
     WRAP="$(mktemp -d)"
     trap 'rm -rf "$WRAP"' EXIT
     for cc in gcc g++ cc c++; do
@@ -49,7 +50,9 @@ if ! "$PY" -c "import mmcv, mmcv.ops; assert mmcv.__version__ == '2.1.0'" >/dev/
         cat > "$WRAP/$cc" <<WRAPPER
 #!/usr/bin/env bash
 args=()
-for a in "\$@"; do [[ "\$a" == -std=c++17 ]] && a=-std=c++20; args+=("\$a"); done
+for a in "\$@"; do
+    case "\$a" in -std=c++17) args+=(-std=c++20) ;; -g) ;; *) args+=("\$a") ;; esac
+done
 exec "$real" "\${args[@]}"
 WRAPPER
         chmod +x "$WRAP/$cc"

@@ -1,0 +1,1 @@
+"""Datasets: gt.txt / det.txt formats, categories, rendered demo data."""

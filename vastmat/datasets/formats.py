@@ -1,0 +1,315 @@
+"""Readers and writers of the MOTChallenge-style text files VastMAT uses (DESIGN.md section 3).
+
+* gt.txt, nine columns: ``frame, id, left, top, width, height, valid, category, visibility``; also the ten-column
+  MOTChallenge / AnimalTrack form ``frame, id, left, top, width, height, conf, -1, -1, -1`` (category and
+  visibility unknown, read as -1) and ``", "`` separators.
+* det.txt: ``frame, -1, left, top, width, height, score, -1, -1, -1`` plus optional appearance-feature columns.
+* results: ``frame, id, left, top, width, height, score, -1, -1, -1``.
+* seqinfo.ini.
+
+Readers parse a whole file at once with numpy and validate it vectorised; every error names the file, the line
+(1-based, as an editor shows it) and the reason. Writers write to a temporary file and rename it.
+"""
+from __future__ import annotations
+
+import configparser
+import io
+import os
+import os.path as osp
+import tempfile
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+
+GT_COLUMNS = ('frame', 'id', 'left', 'top', 'width', 'height', 'valid', 'category', 'visibility')
+SEQINFO_KEYS = ('name', 'imDir', 'frameRate', 'seqLength', 'imWidth', 'imHeight', 'imExt')
+
+
+class FormatError(ValueError):
+    """A malformed annotation, detection, result or seqinfo file (the message starts with ``file:line:``)."""
+
+
+@dataclass
+class GroundTruth:
+    """The boxes of one gt.txt, one row each; boxes are ``(n, 4)`` left, top, width, height in pixels."""
+
+    frames: np.ndarray  # int64, 1-based
+    ids: np.ndarray  # int64
+    boxes: np.ndarray  # float64 (n, 4) ltwh
+    valid: np.ndarray  # int64: 1 evaluated, 0 ignored
+    categories: np.ndarray  # int64: 1..337, -1 unknown
+    visibility: np.ndarray  # float64 in [0, 1], -1 unknown
+    line_numbers: np.ndarray  # int64, the source line of each row (for messages)
+    path: str = ''
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def select(self, mask: np.ndarray) -> 'GroundTruth':
+        """The rows where ``mask`` is true (or the given indices)."""
+        return GroundTruth(self.frames[mask], self.ids[mask], self.boxes[mask], self.valid[mask],
+                           self.categories[mask], self.visibility[mask], self.line_numbers[mask], self.path)
+
+
+@dataclass
+class Detections:
+    """The boxes of one det.txt; ``features`` holds the extra columns (or has width 0)."""
+
+    frames: np.ndarray  # int64
+    boxes: np.ndarray  # float64 (n, 4) ltwh
+    scores: np.ndarray  # float64
+    features: np.ndarray  # float64 (n, d), d >= 0
+    line_numbers: np.ndarray
+    path: str = ''
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+
+@dataclass
+class TrackResults:
+    """The boxes of one tracker result file."""
+
+    frames: np.ndarray  # int64
+    ids: np.ndarray  # int64
+    boxes: np.ndarray  # float64 (n, 4) ltwh
+    scores: np.ndarray  # float64
+    line_numbers: np.ndarray
+    path: str = ''
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+
+def _fail(path: str, line: int | None, reason: str) -> FormatError:
+    where = f'{path}:{line}' if line is not None else path
+    return FormatError(f'{where}: {reason}')
+
+
+def _locate_error(path: str, rows: list[str], line_numbers: np.ndarray, n_cols: int) -> None:
+    """Find and raise the first bad line (slow; only called once numpy's parser has failed)."""
+    for row, line in zip(rows, line_numbers):
+        fields = row.split(',')
+        if len(fields) != n_cols:
+            bad = sum(r.count(',') + 1 != n_cols for r in rows)
+            raise _fail(path, int(line), f'{len(fields)} columns where the file has {n_cols} '
+                        f'({bad} such line{"s" if bad > 1 else ""})')
+        for j, token in enumerate(fields):
+            try:
+                float(token)
+            except ValueError:
+                raise _fail(path, int(line), f'column {j + 1} is not a number: {token.strip()!r}') from None
+
+
+def read_table(path: str, allowed_columns: Iterable[int] | None = None,
+               min_columns: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Parse a comma-separated numeric text file into a float64 ``(rows, columns)`` array.
+
+    Blank lines are skipped (they hold no box); every other line must have the same number of fields; ``", "``
+    separators are accepted. numpy's C parser does the work; only when it fails are the lines walked in Python
+    to name the first bad one.
+
+    Returns:
+        The array and the 1-based source line number of each row.
+
+    Raises:
+        FormatError: wrong column count, non-numeric field, NaN or infinite value (naming file and line).
+    """
+    with open(path, encoding='utf-8') as f:
+        text = f.read()
+    lines = text.splitlines()
+    keep = [i for i, line in enumerate(lines) if line.strip()]
+    line_numbers = np.asarray(keep, dtype=np.int64) + 1
+    if not keep:
+        return np.zeros((0, max(min_columns or 0, 0)), np.float64), line_numbers
+    rows = [lines[i] for i in keep] if len(keep) != len(lines) else lines
+    n_cols = rows[0].count(',') + 1
+    allowed = sorted(set(allowed_columns)) if allowed_columns is not None else None
+    if allowed is not None and n_cols not in allowed or min_columns is not None and n_cols < min_columns:
+        expected = (f'{" or ".join(map(str, allowed))}' if allowed is not None else f'at least {min_columns}')
+        raise _fail(path, int(line_numbers[0]), f'{n_cols} columns, expected {expected}')
+    try:
+        # comments=None: a '#' must not silently turn a line into a comment.
+        table = np.loadtxt(io.StringIO('\n'.join(rows)), delimiter=',', comments=None, ndmin=2, dtype=np.float64)
+    except ValueError as exc:
+        _locate_error(path, rows, line_numbers, n_cols)
+        raise _fail(path, None, f'cannot be parsed: {exc}') from None
+    finite = np.isfinite(table)
+    if not finite.all():
+        i, j = np.argwhere(~finite)[0]
+        raise _fail(path, int(line_numbers[i]), f'column {j + 1} is {table[i, j]} (NaN or infinite)')
+    return table, line_numbers
+
+
+def _check_integer(path: str, table: np.ndarray, line_numbers: np.ndarray, column: int, name: str) -> None:
+    bad = np.flatnonzero(table[:, column] != np.round(table[:, column]))
+    if len(bad):
+        raise _fail(path, int(line_numbers[bad[0]]), f'{name} {table[bad[0], column]} is not an integer')
+
+
+def _check_boxes(path: str, table: np.ndarray, line_numbers: np.ndarray, seq_length: int | None) -> None:
+    _check_integer(path, table, line_numbers, 0, 'frame')
+    frames = table[:, 0]
+    bad = np.flatnonzero(frames < 1)
+    if len(bad):
+        raise _fail(path, int(line_numbers[bad[0]]), f'frame {int(frames[bad[0]])} < 1 (frames are 1-based)')
+    if seq_length is not None:
+        bad = np.flatnonzero(frames > seq_length)
+        if len(bad):
+            raise _fail(path, int(line_numbers[bad[0]]),
+                        f'frame {int(frames[bad[0]])} is past seqLength {seq_length}')
+    for column, name in ((4, 'width'), (5, 'height')):
+        bad = np.flatnonzero(table[:, column] <= 0)
+        if len(bad):
+            raise _fail(path, int(line_numbers[bad[0]]), f'{name} {table[bad[0], column]} <= 0')
+
+
+def _check_unique_ids(path: str, frames: np.ndarray, ids: np.ndarray, line_numbers: np.ndarray) -> None:
+    order = np.lexsort((ids, frames))
+    same = (frames[order][1:] == frames[order][:-1]) & (ids[order][1:] == ids[order][:-1])
+    if same.any():
+        k = np.flatnonzero(same)[0]
+        first, second = sorted((int(line_numbers[order[k]]), int(line_numbers[order[k + 1]])))
+        raise _fail(path, second, f'id {int(ids[order[k]])} appears twice in frame {int(frames[order[k]])} '
+                    f'(also on line {first})')
+
+
+def read_gt(path: str, seq_length: int | None = None) -> GroundTruth:
+    """Read a gt.txt (nine-column VastMAT form or ten-column MOTChallenge / AnimalTrack form).
+
+    Args:
+        path: the file.
+        seq_length: if given, frames past it are an error (pass seqinfo.ini's seqLength).
+    """
+    table, line_numbers = read_table(path, allowed_columns=(9, 10))
+    if table.shape[1] == 0:
+        table = np.zeros((0, 9))
+    _check_boxes(path, table, line_numbers, seq_length)
+    _check_integer(path, table, line_numbers, 1, 'id')
+    frames, ids = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
+    _check_unique_ids(path, frames, ids, line_numbers)
+    if table.shape[1] == 10:  # MOTChallenge 2D / AnimalTrack: conf, x, y, z (world coordinates, -1)
+        categories = np.full(len(table), -1, np.int64)
+        visibility = np.full(len(table), -1.0)
+    else:
+        _check_integer(path, table, line_numbers, 7, 'category')
+        categories = table[:, 7].astype(np.int64)
+        visibility = table[:, 8].copy()
+        bad = np.flatnonzero(~((visibility == -1) | ((visibility >= 0) & (visibility <= 1))))
+        if len(bad):
+            raise _fail(path, int(line_numbers[bad[0]]), f'visibility {visibility[bad[0]]} is not in [0, 1] or -1')
+    valid_flag = table[:, 6]
+    bad = np.flatnonzero(~np.isin(valid_flag, (0, 1)))
+    if len(bad):
+        raise _fail(path, int(line_numbers[bad[0]]), f'valid flag {valid_flag[bad[0]]} is not 0 or 1')
+    return GroundTruth(frames, ids, table[:, 2:6].copy(), valid_flag.astype(np.int64), categories, visibility,
+                       line_numbers, path)
+
+
+def read_detections(path: str, seq_length: int | None = None) -> Detections:
+    """Read a det.txt (ten MOT columns, then optional feature columns)."""
+    table, line_numbers = read_table(path, min_columns=7)
+    if table.shape[1] == 0:
+        table = np.zeros((0, 10))
+    _check_boxes(path, table, line_numbers, seq_length)
+    features = table[:, 10:].copy() if table.shape[1] > 10 else np.zeros((len(table), 0))
+    return Detections(table[:, 0].astype(np.int64), table[:, 2:6].copy(), table[:, 6].copy(), features,
+                      line_numbers, path)
+
+
+def read_results(path: str, seq_length: int | None = None) -> TrackResults:
+    """Read a tracker result file (``frame, id, left, top, width, height, score, ...``)."""
+    table, line_numbers = read_table(path, min_columns=6)
+    if table.shape[1] == 0:
+        table = np.zeros((0, 10))
+    _check_boxes(path, table, line_numbers, seq_length)
+    _check_integer(path, table, line_numbers, 1, 'id')
+    frames, ids = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
+    _check_unique_ids(path, frames, ids, line_numbers)
+    scores = table[:, 6].copy() if table.shape[1] > 6 else np.ones(len(table))
+    return TrackResults(frames, ids, table[:, 2:6].copy(), scores, line_numbers, path)
+
+
+def _write_atomic(path: str, table: np.ndarray, formats: list[str]) -> None:
+    directory = osp.dirname(osp.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix='.' + osp.basename(path), suffix='.tmp', dir=directory)
+    try:
+        with os.fdopen(fd, 'w') as f:
+            if len(table):
+                np.savetxt(f, table, fmt=formats, delimiter=',')
+        os.replace(tmp, path)
+    except BaseException:
+        if osp.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _float_fmt(decimals: int) -> str:
+    return f'%.{decimals}f'
+
+
+def write_gt(path: str, gt: GroundTruth, decimals: int = 2) -> None:
+    """Write the nine-column VastMAT gt.txt."""
+    table = np.column_stack([gt.frames, gt.ids, gt.boxes, gt.valid, gt.categories, gt.visibility])
+    _write_atomic(path, table, ['%d', '%d'] + [_float_fmt(decimals)] * 4 + ['%d', '%d', '%.4g'])
+
+
+def write_detections(path: str, dets: Detections, decimals: int = 2) -> None:
+    """Write a det.txt (``frame, -1, l, t, w, h, score, -1, -1, -1`` plus feature columns)."""
+    n = len(dets)
+    table = np.column_stack([dets.frames, -np.ones(n), dets.boxes, dets.scores, -np.ones((n, 3)), dets.features])
+    _write_atomic(path, table, ['%d', '%d'] + [_float_fmt(decimals)] * 4 + ['%.5f', '%d', '%d', '%d']
+                  + ['%.6g'] * dets.features.shape[1])
+
+
+def write_results(path: str, results: TrackResults, decimals: int = 2) -> None:
+    """Write a tracker result file (``frame, id, l, t, w, h, score, -1, -1, -1``), sorted by frame then id."""
+    order = np.lexsort((results.ids, results.frames))
+    n = len(results)
+    table = np.column_stack([results.frames[order], results.ids[order], results.boxes[order],
+                             results.scores[order], -np.ones((n, 3))])
+    _write_atomic(path, table, ['%d', '%d'] + [_float_fmt(decimals)] * 4 + ['%.5f', '%d', '%d', '%d'])
+
+
+def read_seqinfo(path: str) -> dict:
+    """Read seqinfo.ini (section ``[Sequence]``); numbers become int (frameRate may be a float)."""
+    parser = configparser.ConfigParser()
+    parser.optionxform = str  # keep the keys' case (seqLength, imWidth, ...)
+    try:
+        if not parser.read(path, encoding='utf-8'):
+            raise _fail(path, None, 'file not found')
+    except configparser.Error as exc:
+        raise _fail(path, getattr(exc, 'lineno', None), f'not an ini file: {exc}') from None
+    if 'Sequence' not in parser:
+        raise _fail(path, None, 'no [Sequence] section')
+    section = parser['Sequence']
+    missing = [k for k in ('name', 'seqLength') if k not in section]
+    if missing:
+        raise _fail(path, None, f'missing key{"s" if len(missing) > 1 else ""} {", ".join(missing)}')
+    info: dict = dict(section)
+    for key in ('seqLength', 'imWidth', 'imHeight'):
+        if key in info:
+            try:
+                info[key] = int(info[key])
+            except ValueError:
+                raise _fail(path, None, f'{key} = {info[key]!r} is not an integer') from None
+    if 'frameRate' in info:
+        rate = float(info['frameRate'])
+        info['frameRate'] = int(rate) if rate.is_integer() else rate
+    if info['seqLength'] < 0:
+        raise _fail(path, None, f'seqLength {info["seqLength"]} < 0')
+    return info
+
+
+def write_seqinfo(path: str, info: dict) -> None:
+    """Write seqinfo.ini with the keys of :data:`SEQINFO_KEYS` (in that order) and any others."""
+    keys = [k for k in SEQINFO_KEYS if k in info] + [k for k in info if k not in SEQINFO_KEYS]
+    text = '[Sequence]\n' + ''.join(f'{k}={info[k]}\n' for k in keys)
+    directory = osp.dirname(osp.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix='.seqinfo', suffix='.tmp', dir=directory)
+    with os.fdopen(fd, 'w') as f:
+        f.write(text)
+    os.replace(tmp, path)

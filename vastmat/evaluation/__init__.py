@@ -1,0 +1,1 @@
+"""Evaluation: tracking and detection metrics and the paper's analyses."""

@@ -1,0 +1,1 @@
+"""Models: association modules, motion models, trackers, whole MOT models."""

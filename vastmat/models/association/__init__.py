@@ -1,0 +1,1 @@
+"""Association modules (registered in ``vastmat.registry.MATCHERS``)."""
