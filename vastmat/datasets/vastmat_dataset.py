@@ -1,0 +1,135 @@
+"""``VastMATDataset``: a VastMAT root (or a MOTChallenge split folder) read directly, for tracking and detection."""
+from __future__ import annotations
+
+from typing import Any, Sequence as SequenceType
+
+import numpy as np
+from mmdet.datasets import BaseVideoDataset
+from mmengine.logging import print_log
+
+from vastmat.registry import DATASETS
+
+from .categories import GROUPS, Categories
+from .sequences import load_sequence, select_videos
+
+LOAD_MODES = ('video', 'image')
+
+
+@DATASETS.register_module()
+class VastMATDataset(BaseVideoDataset):
+    """VastMAT videos with every animal mapped to the single class ``animal`` (paper section 3.5).
+
+    Args:
+        data_root: a VastMAT root (``videos/``, ``meta/``, ``splits/``) or a MOTChallenge split folder
+            (``<seq>/gt/gt.txt``, ``<seq>/seqinfo.ini``), e.g. AnimalTrack's ``train``.
+        protocol: ``protocol1`` (seen) / ``protocol2`` (unseen) (aliases 1, 2, p1, p2, seen, unseen).
+        split: ``train``, ``test`` or ``dev`` of that protocol; ``None`` takes every video of the root.
+        videos: an explicit list of video names instead of a split.
+        stride: keep every ``stride``-th frame (3 turns 30 FPS into 10 FPS); frames are renumbered.
+        load_as: ``'video'``: one item per video (tracking, mmdet's video datasets); ``'image'``: one item per
+            frame (detector training, e.g. YOLOX with ``MultiImageMixDataset``).
+        img_dir: frame folder inside each video when seqinfo.ini has no ``imDir`` (default ``img1``).
+
+    Each instance carries ``bbox`` (x1, y1, x2, y2), ``bbox_label`` 0, ``instance_id`` (the gt.txt id),
+    ``ignore_flag`` (1 for valid=0 rows), ``category_id`` (1..337, -1 unknown), ``group`` (index into
+    :data:`vastmat.datasets.categories.GROUPS`, -1 unknown) and ``visibility``.
+    """
+
+    METAINFO = dict(classes=('animal', ), palette=[(220, 120, 60)])
+
+    def __init__(self, *args: Any, protocol: str | int | None = None, split: str | None = None,
+                 videos: SequenceType[str] | None = None, stride: int = 1, load_as: str = 'video',
+                 img_dir: str = 'img1', **kwargs: Any) -> None:
+        if load_as not in LOAD_MODES:
+            raise ValueError(f'VastMATDataset: load_as must be one of {LOAD_MODES}, got {load_as!r}')
+        if videos is not None and split is not None:
+            raise ValueError('VastMATDataset: give either videos or split, not both')
+        if stride < 1:
+            raise ValueError(f'VastMATDataset: stride must be >= 1, got {stride}')
+        self.protocol, self.split, self.videos = protocol, split, list(videos) if videos is not None else None
+        self.stride, self.load_as, self.img_dir = stride, load_as, img_dir
+        kwargs.setdefault('ann_file', '')
+        super().__init__(*args, **kwargs)
+
+    def load_data_list(self) -> list[dict]:
+        root = self.data_root
+        names = self.videos if self.videos is not None else select_videos(root, self.protocol, self.split)
+        categories = Categories.for_root(root)
+        group_index = {g: i for i, g in enumerate(GROUPS)}
+        videos, img_id = [], 0
+        for video_id, name in enumerate(names):
+            sequence = load_sequence(root, name, stride=self.stride)
+            if sequence.gt is None and not self.test_mode:
+                raise FileNotFoundError(f'{sequence.directory}/gt/gt.txt: missing (needed for training)')
+            info = dict(sequence.info)
+            info.setdefault('imDir', self.img_dir)
+            sequence.info = info
+            gt = sequence.gt
+            order = np.argsort(gt.frames, kind='stable') if gt is not None else np.zeros(0, np.int64)
+            frame_starts = (np.searchsorted(gt.frames[order], np.arange(1, sequence.length + 2))
+                            if gt is not None else np.zeros(sequence.length + 1, np.int64))
+            images = []
+            for frame_index in range(sequence.length):
+                rows = order[frame_starts[frame_index]:frame_starts[frame_index + 1]]
+                instances = []
+                for r in rows:
+                    left, top, width, height = gt.boxes[r].tolist()
+                    category = int(gt.categories[r])
+                    group = categories.group_of(category) if category in categories else None
+                    instances.append(dict(
+                        bbox=[left, top, left + width, top + height], bbox_label=0,
+                        instance_id=int(gt.ids[r]), ignore_flag=int(gt.valid[r] == 0), category_id=category,
+                        group=group_index[group] if group else -1, visibility=float(gt.visibility[r])))
+                images.append(dict(
+                    img_id=img_id, img_path=sequence.image_path(frame_index + 1), frame_id=frame_index,
+                    video_id=video_id, video_name=name, video_length=sequence.length,
+                    height=info.get('imHeight'), width=info.get('imWidth'), instances=instances))
+                img_id += 1
+            videos.append(dict(video_id=video_id, video_name=name, video_length=sequence.length, images=images))
+        if self.load_as == 'image':
+            return [image for video in videos for image in video['images']]
+        return videos
+
+    def filter_data(self) -> list[dict]:
+        """Training only: with ``filter_cfg=dict(filter_empty_gt=True, min_size=S)`` drop frames without an
+        evaluated instance or smaller than ``S``."""
+        if self.test_mode or not self.filter_cfg:
+            return self.data_list
+        filter_empty = self.filter_cfg.get('filter_empty_gt', False)
+        min_size = self.filter_cfg.get('min_size', 0)
+
+        def keep(image: dict) -> bool:
+            if filter_empty and not any(not inst['ignore_flag'] for inst in image['instances']):
+                return False
+            return min(image['width'] or 0, image['height'] or 0) >= min_size
+
+        if self.load_as == 'image':
+            kept = [image for image in self.data_list if keep(image)]
+            before, after = len(self.data_list), len(kept)
+        else:
+            kept = [dict(video, images=[image for image in video['images'] if keep(image)])
+                    for video in self.data_list]
+            before = sum(len(v['images']) for v in self.data_list)
+            after = sum(len(v['images']) for v in kept)
+        print_log(f'VastMATDataset: frames before / after filtering: {before} / {after}', 'current')
+        return kept
+
+    # Image mode behaves as an image dataset (mmengine's BaseDataset), video mode as mmdet's video datasets.
+    def prepare_data(self, idx: Any) -> Any:
+        if self.load_as == 'image':
+            return self.pipeline(self.get_data_info(idx))
+        return super().prepare_data(idx)
+
+    def get_cat_ids(self, index: Any) -> list[int]:
+        if self.load_as == 'image':
+            return [inst['bbox_label'] for inst in self.get_data_info(index)['instances']]
+        return super().get_cat_ids(index)
+
+    @property
+    def num_all_imgs(self) -> int:
+        return len(self) if self.load_as == 'image' else super().num_all_imgs
+
+    def get_len_per_video(self, idx: int) -> int:
+        if self.load_as == 'image':
+            raise TypeError('VastMATDataset(load_as="image") has no videos; use load_as="video"')
+        return super().get_len_per_video(idx)
