@@ -130,12 +130,27 @@ def load_sequence(root: str, name: str, stride: int = 1, with_gt: bool = True) -
         raise FileNotFoundError(f'{ini}: missing (every video needs name and seqLength there)')
     gt = read_gt(gt_path, seq_length=info['seqLength']) if with_gt and osp.isfile(gt_path) else None
     length = int(info['seqLength'])
-    source_frames = np.arange(1, length + 1, stride, dtype=np.int64)
+    # imStride (written by tools/data/simulate_detections.py --stride): frame k of this folder is image
+    # 1 + (k - 1) * imStride of imDir
+    image_stride = int(info.get('imStride', 1))
+    source_frames = 1 + (np.arange(1, length + 1, stride, dtype=np.int64) - 1) * image_stride
     if stride > 1:
-        info = dict(info, seqLength=math.ceil(length / stride))
+        info = dict(info, seqLength=math.ceil(length / stride), imStride=image_stride * stride)
         if 'frameRate' in info:
             rate = info['frameRate'] / stride
             info['frameRate'] = int(rate) if float(rate).is_integer() else rate
         if gt is not None:
             gt = stride_ground_truth(gt, stride)
     return Sequence(name, directory, info, gt, stride, source_frames)
+
+
+def parse_split_name(text: str | None) -> tuple[str | None, str | None]:
+    """``'protocol2/test'`` -> ``('protocol2', 'test')``; ``None`` -> ``(None, None)`` (all videos)."""
+    if text is None:
+        return None, None
+    if '/' not in text:
+        raise ValueError(f'split {text!r}: expected PROTOCOL/SPLIT, e.g. protocol2/test')
+    protocol, split = text.split('/', 1)
+    if split not in SPLITS:
+        raise ValueError(f'split {text!r}: {split!r} is not one of {", ".join(SPLITS)}')
+    return normalise_protocol(protocol), split
