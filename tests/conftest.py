@@ -8,7 +8,7 @@ import pytest
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 SHARED_DATA = osp.join(osp.dirname(REPO), 'shared', 'data')
-DEBUG_YOLOX = osp.join(REPO, 'configs', 'yolox', 'yolox_debug_1xb4-2it_synthetic-det.py')
+DEBUG_YOLOX = osp.join(REPO, 'configs', 'yolox', 'yolox_debug_1xb4-2it_vastmat-demo.py')
 
 
 def run(args, cwd=REPO, env=None, check=True, timeout=600):
@@ -36,18 +36,21 @@ def free_port() -> int:
 
 
 def data_root_options(root: str) -> list:
-    """--cfg-options that point the debug YOLOX config at a generated detection set."""
+    """--cfg-options that point the debug YOLOX config at a generated demo dataset."""
     root = root.rstrip('/') + '/'
     return [f'train_dataloader.dataset.dataset.data_root={root}', f'val_dataloader.dataset.data_root={root}',
-            f'test_dataloader.dataset.data_root={root}', f'val_evaluator.ann_file={root}annotations/val.json',
-            f'test_evaluator.ann_file={root}annotations/val.json']
+            f'test_dataloader.dataset.data_root={root}']
+
+
+ANIMALTRACK = osp.join(SHARED_DATA, 'AnimalTrack', 'train')
+needs_animaltrack = pytest.mark.skipif(not osp.isdir(ANIMALTRACK),
+                                       reason=f'real data not found at {ANIMALTRACK} (../shared/data beside the clone)')
 
 
 @pytest.fixture(scope='session')
-def demo_det_root(tmp_path_factory):
-    """A rendered detection set (8 train, 4 val images), made once per session."""
-    from vastmat.datasets.synthetic import make_detection_set
-    root = str(tmp_path_factory.mktemp('demo_det'))
-    make_detection_set(root, 'train', num_images=8, seed=0)
-    make_detection_set(root, 'val', num_images=4, seed=1)
+def demo_root(tmp_path_factory):
+    """The rendered demo VastMAT dataset (12 frames a video), made once per session."""
+    from vastmat.datasets.demo_data import make_demo_dataset
+    root = str(tmp_path_factory.mktemp('demo_vastmat'))
+    make_demo_dataset(root, num_frames=12, seed=0)
     return root

@@ -10,10 +10,10 @@ from conftest import DEBUG_YOLOX, data_root_options, free_port, run
 pytestmark = pytest.mark.slow
 
 
-def test_dist_train_two_processes_end_with_identical_weights(demo_det_root, tmp_path):
+def test_dist_train_two_processes_end_with_identical_weights(demo_root, tmp_path):
     work_dir = tmp_path / 'dist'
     proc = run(['tools/dist_train.sh', DEBUG_YOLOX, '2', '--work-dir', str(work_dir), '--cfg-options',
-                *data_root_options(demo_det_root), "custom_imports.imports=[tests.helpers.rank_weights_hook]",
+                *data_root_options(demo_root), "custom_imports.imports=[tests.helpers.rank_weights_hook]",
                 'custom_imports.allow_failed_imports=False', 'custom_hooks=[dict(type=SaveRankWeightsHook)]'],
                env={'PORT': str(free_port())})
     assert 'Distributed launcher: pytorch' in proc.stdout or 'launcher: pytorch' in proc.stdout
@@ -27,6 +27,6 @@ def test_dist_train_two_processes_end_with_identical_weights(demo_det_root, tmp_
 
     test_dir = tmp_path / 'dist_test'
     run(['tools/dist_test.sh', DEBUG_YOLOX, '2', '--checkpoint', str(work_dir / 'iter_2.pth'), '--work-dir',
-         str(test_dir), '--cfg-options', *data_root_options(demo_det_root)], env={'PORT': str(free_port())})
+         str(test_dir), '--cfg-options', *data_root_options(demo_root)], env={'PORT': str(free_port())})
     metrics = json.load(open(osp.join(test_dir, 'metrics.json')))
     assert 'coco/bbox_mAP' in metrics

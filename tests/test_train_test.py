@@ -12,10 +12,10 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope='module')
-def trained(demo_det_root, tmp_path_factory):
+def trained(demo_root, tmp_path_factory):
     """Train the debug YOLOX for 2 iterations (checkpoint iter_2.pth), then resume it to 4 iterations."""
     work_dir = str(tmp_path_factory.mktemp('yolox_debug'))
-    options = data_root_options(demo_det_root)
+    options = data_root_options(demo_root)
     first = python('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--cfg-options', *options)
     second = python('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--resume', '--cfg-options', *options,
                     'train_cfg.max_iters=4', 'train_cfg.val_interval=4', 'param_scheduler.0.end=4')
@@ -47,11 +47,11 @@ def test_resume_continues_from_the_checkpoint(trained):
             before['message_hub']['log_scalars']['train/loss']['log_history'])
 
 
-def test_test_prints_and_saves_metrics(trained, demo_det_root, tmp_path):
+def test_test_prints_and_saves_metrics(trained, demo_root, tmp_path):
     work_dir, _, _ = trained
     out = tmp_path / 'preds.pkl'
     proc = python('tools/test.py', DEBUG_YOLOX, '--checkpoint', osp.join(work_dir, 'iter_4.pth'), '--work-dir',
-                  str(tmp_path), '--out', out, '--cfg-options', *data_root_options(demo_det_root))
+                  str(tmp_path), '--out', out, '--cfg-options', *data_root_options(demo_root))
     metrics = json.load(open(tmp_path / 'metrics.json'))
     assert set(metrics) >= {'coco/bbox_mAP', 'coco/bbox_mAP_50', 'coco/bbox_mAP_75'}
     assert all(0.0 <= metrics[k] <= 1.0 for k in metrics if k.startswith('coco/bbox_mAP'))
@@ -59,13 +59,13 @@ def test_test_prints_and_saves_metrics(trained, demo_det_root, tmp_path):
     assert not [f for f in os.listdir(tmp_path) if f.endswith('.tmp')]
 
 
-def test_checkpoint_flag_refuses_a_malicious_file(demo_det_root, tmp_path):
+def test_checkpoint_flag_refuses_a_malicious_file(demo_root, tmp_path):
     from test_checkpoint import _Payload
     marker = tmp_path / 'pwned'
     evil = tmp_path / 'evil.pth'
     torch.save({'state_dict': {}, 'meta': _Payload(f'touch {marker}')}, evil)
     proc = python('tools/test.py', DEBUG_YOLOX, '--checkpoint', evil, '--work-dir', tmp_path / 'w',
-                  '--cfg-options', *data_root_options(demo_det_root), check=False)
+                  '--cfg-options', *data_root_options(demo_root), check=False)
     assert proc.returncode != 0
     assert 'UnsafeCheckpointError' in proc.stdout and 'posix.system' in proc.stdout
     assert not marker.exists()
@@ -78,9 +78,9 @@ def test_checkpoint_flag_refuses_a_malicious_file(demo_det_root, tmp_path):
     ('model.backbone.widen_factr=0.25', 'widen_factr'),
     ('param_scheduler.3.end=2', "'param_scheduler' is a list of 1 items; '3' is not an index of it"),
 ])
-def test_malformed_config_key_is_named(option, message, demo_det_root, tmp_path):
+def test_malformed_config_key_is_named(option, message, demo_root, tmp_path):
     proc = python('tools/train.py', DEBUG_YOLOX, '--work-dir', tmp_path, '--cfg-options',
-                  *data_root_options(demo_det_root), option, check=False)
+                  *data_root_options(demo_root), option, check=False)
     assert proc.returncode != 0
     assert message in proc.stdout, proc.stdout[-3000:]
 

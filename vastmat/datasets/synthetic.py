@@ -1,4 +1,4 @@
-"""Rendered animal-like shapes with exact annotations: a detection set (COCO) and a small VastMAT-format dataset.
+"""Rendering of animal-like shapes with exact annotations (used by :mod:`vastmat.datasets.demo_data`).
 
 An animal is a textured ellipse body with a head, four legs and a tail, drawn at a position, size and heading; its
 box is the bounding box of its visible pixels (what later-drawn animals cover is removed), so the annotations are
@@ -7,16 +7,11 @@ exact, and its visibility is visible / drawn pixels. Everything is deterministic
 from __future__ import annotations
 
 import math
-import os
-import os.path as osp
 from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from vastmat.utils.io import write_json_atomic
-
-CLASSES = ('animal',)
 
 
 @dataclass
@@ -121,31 +116,3 @@ def render_image(rng: np.random.Generator, height: int, width: int, max_animals:
     boxes = [box for box, _ in visible_boxes(masks) if box is not None and min(box[2], box[3]) >= min_size]
     image += rng.normal(0, 4, size=image.shape).astype(np.float32)
     return np.clip(image, 0, 255).astype(np.uint8), boxes
-
-
-def make_detection_set(root: str, split: str, num_images: int = 8, height: int = 128, width: int = 160,
-                       max_animals: int = 4, seed: int = 0) -> str:
-    """Write ``root/images/<split>/*.jpg`` and ``root/annotations/<split>.json`` (COCO, one class ``animal``).
-
-    Returns:
-        The path of the annotation file.
-    """
-    if num_images < 1:
-        raise ValueError(f'num_images must be >= 1, got {num_images}')
-    rng = np.random.default_rng(seed)
-    image_dir = osp.join(root, 'images', split)
-    os.makedirs(image_dir, exist_ok=True)
-    images, annotations = [], []
-    for index in range(num_images):
-        image, boxes = render_image(rng, height, width, max_animals)
-        file_name = f'{index:06d}.jpg'
-        cv2.imwrite(osp.join(image_dir, file_name), image, [cv2.IMWRITE_JPEG_QUALITY, 95])
-        images.append(dict(id=index + 1, file_name=file_name, height=height, width=width))
-        for x, y, w, h in boxes:
-            annotations.append(dict(id=len(annotations) + 1, image_id=index + 1, category_id=1,
-                                    bbox=[x, y, w, h], area=w * h, iscrowd=0))
-    coco = dict(images=images, annotations=annotations,
-                categories=[dict(id=i + 1, name=name) for i, name in enumerate(CLASSES)])
-    path = osp.join(root, 'annotations', f'{split}.json')
-    write_json_atomic(coco, path)
-    return path

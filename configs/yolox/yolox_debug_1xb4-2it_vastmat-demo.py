@@ -1,11 +1,10 @@
-# A YOLOX small enough to train and test on a CPU in seconds, on the rendered images of
-# tools/data/make_detection_demo.py (one class `animal`). Same model family and pipeline as the full YOLOX-X
+# A YOLOX small enough to train and test on a CPU in seconds, on the rendered demo VastMAT dataset of
+# tools/data/make_demo_data.py (Protocol 1 train / test, every animal is the class `animal`). Same model family and pipeline as the full YOLOX-X
 # configs (CSPDarknet + YOLOXPAFPN + YOLOXHead, mosaic / affine / mixup / HSV, SimOTA), at a fraction of the width.
 _base_ = ['../_base_/default_runtime.py']
 
-data_root = 'data/demo_det/'
-dataset_type = 'CocoDataset'
-metainfo = dict(classes=('animal', ))
+data_root = 'data/demo/'
+dataset_type = 'VastMATDataset'
 img_scale = (160, 160)  # width, height
 backend_args = None
 
@@ -64,7 +63,9 @@ test_pipeline = [
     dict(type='Resize', scale=img_scale, keep_ratio=True),
     dict(type='Pad', pad_to_square=True, pad_val=dict(img=(114.0, 114.0, 114.0))),
     dict(type='LoadAnnotations', with_bbox=True),
-    dict(type='PackDetInputs', meta_keys=('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor'))
+    # CocoMetric without ann_file builds the COCO ground truth from the packed 'instances'
+    dict(type='PackDetInputs',
+         meta_keys=('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'instances'))
 ]
 
 train_dataloader = dict(
@@ -77,9 +78,9 @@ train_dataloader = dict(
         dataset=dict(
             type=dataset_type,
             data_root=data_root,
-            metainfo=metainfo,
-            ann_file='annotations/train.json',
-            data_prefix=dict(img='images/train/'),
+            protocol='protocol1',
+            split='train',
+            load_as='image',
             pipeline=[
                 dict(type='LoadImageFromFile', backend_args=backend_args),
                 dict(type='LoadAnnotations', with_bbox=True)
@@ -96,15 +97,14 @@ val_dataloader = dict(
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
-        metainfo=metainfo,
-        ann_file='annotations/val.json',
-        data_prefix=dict(img='images/val/'),
+        protocol='protocol1',
+        split='test',
+        load_as='image',
         test_mode=True,
         pipeline=test_pipeline,
         backend_args=backend_args))
 test_dataloader = val_dataloader
-val_evaluator = dict(
-    type='CocoMetric', ann_file=data_root + 'annotations/val.json', metric='bbox', backend_args=backend_args)
+val_evaluator = dict(type='CocoMetric', metric='bbox', backend_args=backend_args)
 test_evaluator = val_evaluator
 
 train_cfg = dict(type='IterBasedTrainLoop', max_iters=2, val_interval=2)
