@@ -3,8 +3,8 @@
 Videos of textured animal-like shapes of several categories (mammals, birds, fish, amphibians, insects), moving
 along curved paths with changing speed, swinging legs and a breathing body, entering and leaving the frame, moving
 in groups and occluding each other (drawn back to front by their vertical position). gt.txt rows hold the visible
-box (fully hidden animals are omitted, as in the paper), the category, and the visibility; boxes thinner than
-``MIN_VALID_SIZE`` pixels are annotated as ignored (valid 0). Written as ``<root>/videos``, ``<root>/meta`` and
+box (fully hidden animals are omitted, as in the paper), the category, and the visibility; slivers (boxes thinner
+than ``MIN_VALID_SIZE`` pixels or with visibility below ``MIN_VALID_VISIBILITY``) are annotated as ignored (valid 0). Written as ``<root>/videos``, ``<root>/meta`` and
 both protocols' ``<root>/splits``; deterministic for a seed.
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .splits import check_split, make_protocol_splits
 from .synthetic import Appearance, animal_mask, background, paint, visible_boxes
 
 MIN_VALID_SIZE = 4.0  # px: thinner boxes are annotated with valid = 0 (ignored)
+MIN_VALID_VISIBILITY = 0.2  # less visible animals are annotated with valid = 0 (ignored)
 
 # (video name, [(category name, number of animals), ...]); the categories form four co-occurrence components
 # ({Zebra, Horse, Deer}, {Penguin, Duck}, {Goldfish, Clownfish}, {Bee}) and a frog video, so that both
@@ -112,7 +113,7 @@ def render_video(rng: np.random.Generator, video_dir: str, spec: list[tuple[str,
         for k, (box, visibility) in zip(order, visible_boxes(masks)):
             if box is None:
                 continue  # fully occluded or out of view: not annotated
-            valid = int(min(box[2], box[3]) >= MIN_VALID_SIZE)
+            valid = int(min(box[2], box[3]) >= MIN_VALID_SIZE and visibility >= MIN_VALID_VISIBILITY)
             rows.append((t + 1, k + 1, *box, valid, category_ids[k], round(visibility, 4)))
         image += rng.normal(0, 3, size=image.shape).astype(np.float32)
         cv2.imwrite(osp.join(video_dir, 'img1', f'{t + 1:06d}.jpg'), np.clip(image, 0, 255).astype(np.uint8),

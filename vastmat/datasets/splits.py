@@ -7,7 +7,8 @@
 * dev: carved from the training videos with the Protocol 1 rule (its categories stay seen in the rest of train);
   ``dev.txt`` is a subset of ``train.txt``.
 Deterministic for a seed. Targets (paper: 315 test videos, P2 54 test categories) may be unreachable on other data:
-the search gets as close as it can and reports the result; the protocol rules themselves are never broken.
+Protocol 2 takes the closest reachable totals (exactly), Protocol 1 as many test videos as the rule allows up to the
+target; the protocol rules themselves are never broken.
 """
 from __future__ import annotations
 
@@ -73,10 +74,13 @@ def seen_split(video_categories: dict[str, set[int]], num_test: int, rng: np.ran
 
 
 def unseen_split(video_categories: dict[str, set[int]], num_test: int, num_test_categories: int,
-                 rng: np.random.Generator, train_only_categories: set[int] = frozenset(),
-                 restarts: int = 200) -> tuple[list[str], list[str]]:
+                 rng: np.random.Generator, train_only_categories: set[int] = frozenset()) -> tuple[list[str], list[str]]:
     """Protocol 2 rule: choose whole components (never the largest, nor one holding a ``train_only`` category)
-    whose videos and categories come closest to the targets."""
+    whose videos and categories come closest to the targets (sum of the two relative distances).
+
+    Exact: a two-dimensional subset-sum over (videos, categories) finds every reachable pair of totals; the seed
+    only decides between equally good choices (the components are visited in a seeded order).
+    """
     component = category_components(video_categories)
     comp_videos: dict[int, list[str]] = defaultdict(list)
     for video, cats in video_categories.items():
@@ -85,35 +89,25 @@ def unseen_split(video_categories: dict[str, set[int]], num_test: int, num_test_
     for c, k in component.items():
         comp_categories[k] += 1
     blocked = {0} | {component[c] for c in train_only_categories if c in component}
-    choices = sorted(k for k in comp_videos if k not in blocked)
-    sizes = np.array([[len(comp_videos[k]), comp_categories[k]] for k in choices], dtype=float).reshape(-1, 2)
-    target = np.array([max(num_test, 1), max(num_test_categories, 1)], dtype=float)
-
-    def cost(chosen: np.ndarray) -> float:
-        total = sizes[chosen].sum(axis=0) if chosen.any() else np.zeros(2)
-        return float((np.abs(total - target) / target).sum())  # relative distance to both targets
-
-    best, best_cost = np.zeros(len(choices), bool), cost(np.zeros(len(choices), bool))
-    for _ in range(restarts if len(choices) else 0):
-        chosen = np.zeros(len(choices), bool)
-        for i in rng.permutation(len(choices)):  # random greedy fill: take a component if it helps
-            before = cost(chosen)
-            chosen[i] = True
-            if cost(chosen) >= before:
-                chosen[i] = False
-        improved = True
-        while improved:  # single flips until no flip helps
-            improved = False
-            current = cost(chosen)
-            for i in range(len(choices)):
-                chosen[i] = ~chosen[i]
-                if cost(chosen) < current - 1e-12:
-                    improved, current = True, cost(chosen)
-                else:
-                    chosen[i] = ~chosen[i]
-        if cost(chosen) < best_cost - 1e-12:
-            best, best_cost = chosen.copy(), cost(chosen)
-    test = sorted(v for i, k in enumerate(choices) if best[i] for v in comp_videos[k])
+    choices = [k for k in sorted(comp_videos) if k not in blocked]
+    choices = [choices[i] for i in rng.permutation(len(choices))]
+    sizes = [(len(comp_videos[k]), comp_categories[k]) for k in choices]
+    max_v, max_c = sum(v for v, _ in sizes), sum(c for _, c in sizes)
+    layers = [np.zeros((max_v + 1, max_c + 1), bool)]
+    layers[0][0, 0] = True
+    for v, c in sizes:  # layers[k][a, b]: a videos and b categories reachable with the first k components
+        reach = layers[-1].copy()
+        reach[v:, c:] |= layers[-1][:max_v + 1 - v, :max_c + 1 - c]
+        layers.append(reach)
+    a, b = np.nonzero(layers[-1])
+    cost = np.abs(a - num_test) / max(num_test, 1) + np.abs(b - num_test_categories) / max(num_test_categories, 1)
+    best = int(np.argmin(cost))
+    v_left, c_left, chosen = int(a[best]), int(b[best]), []
+    for k in range(len(sizes), 0, -1):  # walk back through the layers
+        if not layers[k - 1][v_left, c_left]:
+            chosen.append(choices[k - 1])
+            v_left, c_left = v_left - sizes[k - 1][0], c_left - sizes[k - 1][1]
+    test = sorted(v for k in chosen for v in comp_videos[k])
     test_set = set(test)
     return sorted(v for v in video_categories if v not in test_set), test
 
