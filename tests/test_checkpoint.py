@@ -32,10 +32,11 @@ def _message_hub_state():
 
 def test_plain_round_trip_restores_history_buffers(tmp_path):
     state = _message_hub_state()
-    checkpoint = {'meta': {'iter': 3, 'seed': np.int64(7), 'palette': np.array([[1, 2, 3]])},
+    checkpoint = {'meta': {'iter': 3, 'seed': np.int64(7), 'eta': np.float64(1.5), 'palette': np.array([[1, 2, 3]])},
                   'state_dict': {'w': torch.arange(4.)}, 'message_hub': state}
     to_plain_checkpoint(checkpoint)
     assert checkpoint['meta']['seed'] == 7 and type(checkpoint['meta']['seed']) is int
+    assert type(checkpoint['meta']['eta']) is float  # np.float64 is a float subclass, converted all the same
     assert checkpoint['meta']['palette'] == [[1, 2, 3]]
     path = tmp_path / 'plain.pth'
     torch.save(checkpoint, path)

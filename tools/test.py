@@ -6,9 +6,11 @@ writes them to WORK_DIR/metrics.json.
     tools/dist_test.sh CONFIG NUM_PROCESSES --checkpoint CKPT [args]
 """
 import argparse
+import logging
 import os.path as osp
 
 from mmengine.dist import is_main_process
+from mmengine.logging import print_log
 
 from vastmat.engine.cli import (add_common_arguments, build_runner, finish_parsing, load_config,
                                 print_metrics_table, write_json_atomic)
@@ -38,6 +40,9 @@ def main(argv=None) -> dict:
         runner.test_evaluator.metrics.append(DumpDetResults(out_file_path=args.out))
     metrics = runner.test()
     if is_main_process():
+        if not metrics:
+            print_log('the evaluator returned no metrics (for detection: no predicted box at all)', 'current',
+                      level=logging.WARNING)
         print_metrics_table(metrics, title=f'{osp.basename(args.config)}')
         write_json_atomic(metrics, osp.join(cfg.work_dir, 'metrics.json'))
     return metrics

@@ -87,10 +87,10 @@ def to_plain(obj: Any, where: str = 'checkpoint') -> Any:
         log_history, count_history = obj.data
         return {HISTORY_BUFFER_TAG: True, 'log_history': log_history.tolist(),
                 'count_history': count_history.tolist(), 'max_length': int(obj.max_length)}
+    if isinstance(obj, (np.ndarray, np.generic)):  # before the leaves: np.float64 is a float subclass
+        return obj.tolist()
     if isinstance(obj, _PLAIN_LEAVES):
         return obj
-    if isinstance(obj, (np.ndarray, np.generic)):
-        return obj.tolist()
     if isinstance(obj, dict):
         plain = {key: to_plain(value, f'{where}[{key!r}]') for key, value in obj.items()}
         return OrderedDict(plain) if isinstance(obj, OrderedDict) else plain

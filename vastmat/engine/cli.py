@@ -66,7 +66,7 @@ def check_cfg_options(cfg: Config, options: dict[str, Any] | None) -> None:
     """
     known_top = _known_top_level_keys()
     for key in options or {}:
-        node: Any = cfg
+        node: Any = cfg.to_dict()
         parts = key.split('.')
         for depth, part in enumerate(parts):
             last = depth == len(parts) - 1
@@ -110,7 +110,7 @@ def load_config(args: argparse.Namespace) -> Config:
 def build_runner(cfg: Config) -> Runner:
     """Build the runner named by ``runner_type`` (VastMAT's configs use ``VastMATRunner``)."""
     import vastmat.engine  # noqa: F401  (safe checkpoint loading, the runner and its hooks)
-    from mmengine.registry import RUNNERS
+    from vastmat.registry import RUNNERS  # looked up from our registry: mmengine's root knows no default scope yet
     if 'runner_type' not in cfg:
         return Runner.from_cfg(cfg)
     return RUNNERS.build(cfg)
