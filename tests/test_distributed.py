@@ -12,16 +12,19 @@ pytestmark = pytest.mark.slow
 
 def test_dist_train_two_processes_end_with_identical_weights(demo_root, tmp_path):
     work_dir = tmp_path / 'dist'
-    proc = run(['tools/dist_train.sh', DEBUG_YOLOX, '2', '--work-dir', str(work_dir), '--cfg-options',
-                *data_root_options(demo_root), "custom_imports.imports=[tests.helpers.rank_weights_hook]",
-                'custom_imports.allow_failed_imports=False', 'custom_hooks=[dict(type=SaveRankWeightsHook)]'],
-               env={'PORT': str(free_port())})
-    assert 'Distributed launcher: pytorch' in proc.stdout or 'launcher: pytorch' in proc.stdout
+    config = tmp_path / 'yolox_debug_save-rank-weights.py'  # every rank saves its parameters after training
+    config.write_text(f"_base_ = ['{DEBUG_YOLOX}']\n"
+                      "custom_imports = dict(imports=['tests.helpers.rank_weights_hook'], allow_failed_imports=False)\n"
+                      "custom_hooks = [dict(type='SaveRankWeightsHook')]\n")
+    proc = run(['tools/dist_train.sh', str(config), '2', '--work-dir', str(work_dir), '--cfg-options',
+                *data_root_options(demo_root)], env={'PORT': str(free_port())})
+    # mmengine calls the world size "GPU number", here 2 CPU processes
+    assert 'Distributed training: True' in proc.stdout and 'GPU number: 2' in proc.stdout
     rank0 = torch.load(work_dir / 'rank0_of2.pth', weights_only=True)
     rank1 = torch.load(work_dir / 'rank1_of2.pth', weights_only=True)
     assert rank0.keys() == rank1.keys() and len(rank0) > 50
     assert all(torch.equal(rank0[k], rank1[k]) for k in rank0)
-    # Training changed the weights, and rank 0's checkpoint holds them.
+    # rank 0's checkpoint holds them
     checkpoint = torch.load(work_dir / 'iter_2.pth', weights_only=True)['state_dict']
     assert all(torch.equal(checkpoint[k], rank0[k]) for k in rank0)
 

@@ -1,8 +1,10 @@
 """The VastMAT runner: mmengine's ``Runner`` with weights-only checkpoints and distributed runs on CPU."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from mmengine.config import Config
 from mmengine.runner import Runner
 
 from vastmat.registry import RUNNERS
@@ -26,9 +28,15 @@ class VastMATRunner(Runner):
         launcher = kwargs.get('launcher', 'none')
         if needs_cpu_distributed(launcher):
             init_cpu_distributed(launcher)
-            if kwargs.get('model_wrapper_cfg') is None:
-                # mmengine's default passes device_ids=[LOCAL_RANK], which means a CUDA device.
-                kwargs['model_wrapper_cfg'] = dict(type='MMDistributedDataParallel', device_ids=None)
+            # mmengine wraps the model with device_ids=[LOCAL_RANK], a CUDA device; on the CPU it must be None.
+            # The wrapper is read from cfg.model_wrapper_cfg; the rest mirrors mmengine's default wrapper.
+            cfg = copy.deepcopy(kwargs.get('cfg') or Config(dict()))
+            wrapper = cfg.get('model_wrapper_cfg') or dict(
+                type='MMDistributedDataParallel', broadcast_buffers=False,
+                find_unused_parameters=cfg.get('find_unused_parameters', False))
+            wrapper.setdefault('device_ids', None)
+            cfg.model_wrapper_cfg = wrapper
+            kwargs['cfg'] = cfg
         super().__init__(*args, **kwargs)
 
     def register_hooks(self, default_hooks=None, custom_hooks=None) -> None:
