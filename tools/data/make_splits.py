@@ -9,7 +9,6 @@ prints the statistics. Protocol 1: test categories all seen in train. Protocol 2
 components of the category co-occurrence graph on one side, the largest in train.
 """
 import argparse
-import os
 import os.path as osp
 
 import numpy as np
@@ -20,7 +19,7 @@ from tqdm import tqdm
 from vastmat.datasets.categories import GROUPS, Categories
 from vastmat.datasets.sequences import list_sequences, load_sequence
 from vastmat.datasets.splits import check_split, make_protocol_splits
-from vastmat.utils.io import write_json_atomic
+from vastmat.utils.io import write_json_atomic, write_lines_atomic
 
 
 def main(argv=None) -> dict:
@@ -55,11 +54,7 @@ def main(argv=None) -> dict:
     for protocol, split in splits.items():
         stats[protocol] = check_split(protocol, split, video_categories)
         for part in ('train', 'test', 'dev'):
-            os.makedirs(osp.join(out_dir, protocol), exist_ok=True)
-            path = osp.join(out_dir, protocol, f'{part}.txt')
-            with open(path + '.tmp', 'w') as f:
-                f.write(''.join(f'{v}\n' for v in getattr(split, part)))
-            os.replace(path + '.tmp', path)
+            write_lines_atomic(getattr(split, part), osp.join(out_dir, protocol, f'{part}.txt'))
         s = stats[protocol]
         table.add_row(protocol, *(str(s[k]) for k in ('train_videos', 'test_videos', 'dev_videos',
                                                       'train_categories', 'test_categories',

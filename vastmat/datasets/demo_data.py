@@ -17,6 +17,8 @@ import shutil
 import cv2
 import numpy as np
 
+from vastmat.utils.io import write_lines_atomic
+
 from .categories import BUILTIN_TABLE, builtin_categories
 from .formats import GroundTruth, write_gt, write_seqinfo
 from .splits import check_split, make_protocol_splits
@@ -146,8 +148,5 @@ def make_demo_dataset(root: str, num_frames: int = 40, height: int = 144, width:
     for protocol, split in splits.items():
         stats[protocol] = check_split(protocol, split, video_categories)
         for part in ('train', 'test', 'dev'):
-            path = osp.join(root, 'splits', protocol, f'{part}.txt')
-            os.makedirs(osp.dirname(path), exist_ok=True)
-            with open(path, 'w') as f:
-                f.write(''.join(f'{v}\n' for v in getattr(split, part)))
+            write_lines_atomic(getattr(split, part), osp.join(root, 'splits', protocol, f'{part}.txt'))
     return stats

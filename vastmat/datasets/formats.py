@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import configparser
 import io
-import os
-import os.path as osp
-import tempfile
 from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
+
+from vastmat.utils.io import atomic_write
 
 GT_COLUMNS = ('frame', 'id', 'left', 'top', 'width', 'height', 'valid', 'category', 'visibility')
 SEQINFO_KEYS = ('name', 'imDir', 'frameRate', 'seqLength', 'imWidth', 'imHeight', 'imExt')
@@ -207,12 +206,18 @@ def read_gt(path: str, seq_length: int | None = None) -> GroundTruth:
                        line_numbers, path)
 
 
-def read_detections(path: str, seq_length: int | None = None) -> Detections:
-    """Read a det.txt (ten MOT columns, then optional feature columns)."""
-    table, line_numbers = read_table(path, min_columns=7)
-    if table.shape[1] == 0:
+def _read_box_table(path: str, min_columns: int, seq_length: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """A det / result table with its boxes and frames checked (an empty file gives ten empty columns)."""
+    table, line_numbers = read_table(path, min_columns=min_columns)
+    if len(table) == 0:
         table = np.zeros((0, 10))
     _check_boxes(path, table, line_numbers, seq_length)
+    return table, line_numbers
+
+
+def read_detections(path: str, seq_length: int | None = None) -> Detections:
+    """Read a det.txt (ten MOT columns, then optional feature columns)."""
+    table, line_numbers = _read_box_table(path, 7, seq_length)
     features = table[:, 10:].copy() if table.shape[1] > 10 else np.zeros((len(table), 0))
     return Detections(table[:, 0].astype(np.int64), table[:, 2:6].copy(), table[:, 6].copy(), features,
                       line_numbers, path)
@@ -220,10 +225,7 @@ def read_detections(path: str, seq_length: int | None = None) -> Detections:
 
 def read_results(path: str, seq_length: int | None = None) -> TrackResults:
     """Read a tracker result file (``frame, id, left, top, width, height, score, ...``)."""
-    table, line_numbers = read_table(path, min_columns=6)
-    if table.shape[1] == 0:
-        table = np.zeros((0, 10))
-    _check_boxes(path, table, line_numbers, seq_length)
+    table, line_numbers = _read_box_table(path, 6, seq_length)
     _check_integer(path, table, line_numbers, 1, 'id')
     frames, ids = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
     _check_unique_ids(path, frames, ids, line_numbers)
@@ -232,18 +234,9 @@ def read_results(path: str, seq_length: int | None = None) -> TrackResults:
 
 
 def _write_atomic(path: str, table: np.ndarray, formats: list[str]) -> None:
-    directory = osp.dirname(osp.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix='.' + osp.basename(path), suffix='.tmp', dir=directory)
-    try:
-        with os.fdopen(fd, 'w') as f:
-            if len(table):
-                np.savetxt(f, table, fmt=formats, delimiter=',')
-        os.replace(tmp, path)
-    except BaseException:
-        if osp.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path) as f:
+        if len(table):
+            np.savetxt(f, table, fmt=formats, delimiter=',')
 
 
 def _float_fmt(decimals: int) -> str:
@@ -306,10 +299,5 @@ def read_seqinfo(path: str) -> dict:
 def write_seqinfo(path: str, info: dict) -> None:
     """Write seqinfo.ini with the keys of :data:`SEQINFO_KEYS` (in that order) and any others."""
     keys = [k for k in SEQINFO_KEYS if k in info] + [k for k in info if k not in SEQINFO_KEYS]
-    text = '[Sequence]\n' + ''.join(f'{k}={info[k]}\n' for k in keys)
-    directory = osp.dirname(osp.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix='.seqinfo', suffix='.tmp', dir=directory)
-    with os.fdopen(fd, 'w') as f:
-        f.write(text)
-    os.replace(tmp, path)
+    with atomic_write(path) as f:
+        f.write('[Sequence]\n' + ''.join(f'{k}={info[k]}\n' for k in keys))

@@ -1,11 +1,28 @@
 """Small I/O helpers: results are written to a temporary file and renamed, never left half-written."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import os.path as osp
 import tempfile
-from typing import Any
+from typing import IO, Any, Iterator
+
+
+@contextlib.contextmanager
+def atomic_write(path: str, mode: str = 'w') -> Iterator[IO]:
+    """Open a temporary file beside ``path``; on success rename it to ``path``, on error remove it."""
+    directory = osp.dirname(osp.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix='.' + osp.basename(path), suffix='.tmp', dir=directory)
+    try:
+        with os.fdopen(fd, mode) as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        if osp.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -20,16 +37,13 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def write_json_atomic(obj: Any, path: str) -> None:
-    """Write JSON to a temporary file beside ``path`` and rename it, so that no half-written file is left."""
-    directory = osp.dirname(osp.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix='.' + osp.basename(path), suffix='.tmp', dir=directory)
-    try:
-        with os.fdopen(fd, 'w') as f:
-            json.dump(to_jsonable(obj), f, indent=2, sort_keys=True)
-            f.write('\n')
-        os.replace(tmp, path)
-    except BaseException:
-        if osp.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``obj`` as indented JSON (keys sorted) without ever leaving a half-written file."""
+    with atomic_write(path) as f:
+        json.dump(to_jsonable(obj), f, indent=2, sort_keys=True)
+        f.write('\n')
+
+
+def write_lines_atomic(lines: list[str], path: str) -> None:
+    """Write one string a line."""
+    with atomic_write(path) as f:
+        f.write(''.join(f'{line}\n' for line in lines))
