@@ -54,3 +54,18 @@ def demo_root(tmp_path_factory):
     root = str(tmp_path_factory.mktemp('demo_vastmat'))
     make_demo_dataset(root, num_frames=12, seed=0)
     return root
+
+
+def mot_specs(benchmark: str, tracker: str):
+    """SequenceSpecs of one tracker on one of the MOTChallenge folders of ../shared/data."""
+    from vastmat.datasets.formats import read_seqinfo
+    from vastmat.evaluation.mot_eval import SequenceSpec
+    root = osp.join(SHARED_DATA, benchmark, 'train')
+    return [SequenceSpec(seq, osp.join(root, seq, 'gt', 'gt.txt'),
+                         osp.join(SHARED_DATA, benchmark, 'trackers', tracker, f'{seq}.txt'),
+                         read_seqinfo(osp.join(root, seq, 'seqinfo.ini'))['seqLength'])
+            for seq in sorted(os.listdir(root))]
+
+
+needs_mot = pytest.mark.skipif(not osp.isdir(osp.join(SHARED_DATA, 'MOT17')),
+                               reason=f'real data not found at {SHARED_DATA} (../shared/data beside the clone)')

@@ -57,7 +57,7 @@ exec "$real" "\${args[@]}"
 WRAPPER
         chmod +x "$WRAP/$cc"
     done
-    log "compiling mmcv 2.1.0 with ops (about 8 minutes on 2 cores; pip caches the wheel afterwards)"
+    log "compiling mmcv 2.1.0 with ops (about 30 minutes on 2 cores; pip caches the wheel afterwards)"
     PATH="$WRAP:$PATH" CC="$WRAP/gcc" CXX="$WRAP/g++" MMCV_WITH_OPS=1 MAX_JOBS="${MAX_JOBS:-$(nproc)}" \
         "${PIP[@]}" install -q --no-build-isolation "mmcv==2.1.0"
 fi

@@ -1,0 +1,158 @@
+"""TrackEval-backed tracking metrics against published numbers, the vastmat preset's ignore rule, the tools."""
+import json
+import os.path as osp
+import shutil
+
+import numpy as np
+import pytest
+
+from conftest import ANIMALTRACK, SHARED_DATA, mot_specs, needs_animaltrack, needs_mot, python
+from vastmat.datasets.formats import FormatError
+from vastmat.evaluation.analysis import difficulty_thirds, per_video_hota_stats
+from vastmat.evaluation.mot_eval import SequenceSpec, evaluate
+
+
+def _reference(benchmark):
+    with open(osp.join(SHARED_DATA, benchmark, 'reference_metrics_trackeval.json')) as f:
+        return json.load(f)
+
+
+def _assert_matches(ours, reference, ratio_tol):
+    checked = 0
+    for seq, values in reference.items():
+        for key, value in values.items():
+            if isinstance(value, int):
+                assert ours[seq][key] == value and isinstance(ours[seq][key], int), (seq, key)
+            else:
+                np.testing.assert_allclose(ours[seq][key], value, rtol=0, atol=ratio_tol, err_msg=f'{seq} {key}')
+            checked += 1
+    return checked
+
+
+@needs_mot
+def test_mot15_cem_published_values():
+    ours = evaluate(mot_specs('MOT15-TUD', 'CEM'), 'mot15')
+    published = {  # py-motmetrics tests (full precision)
+        'TUD-Campus': (0.3913974378451139, 0.418047030142763, 0.36912068120832836),
+        'TUD-Stadtmitte': (0.3978490169927877, 0.3922675723693166, 0.4088407518112996),
+        'COMBINED': (0.3999570912884786, 0.3976832912424188, 0.4124495298453543)}
+    for seq, (hota, deta, assa) in published.items():
+        np.testing.assert_allclose([ours[seq]['HOTA'], ours[seq]['DetA'], ours[seq]['AssA']], [hota, deta, assa],
+                                   rtol=0, atol=1e-12)
+    campus = ours['TUD-Campus']  # MOTChallenge devkit: MOTA 52.6, IDF1 55.8, FP 13, FN 150, IDs 7
+    assert round(100 * campus['MOTA'], 1) == 52.6 and round(100 * campus['IDF1'], 1) == 55.8
+    assert (campus['CLR_FP'], campus['CLR_FN'], campus['IDSW']) == (13, 150, 7)
+    assert _assert_matches(ours, _reference('MOT15-TUD')['CEM'], 1e-12) > 100
+
+
+@needs_mot
+@pytest.mark.parametrize('benchmark, preset, key, tracker', [
+    ('MOT17', 'mot17', 'MPNTrack/FRCNN7', 'MPNTrack'),
+    ('MOT17', 'mot17', 'Lif_T/FRCNN7', 'Lif_T'),
+    ('MOT20', 'mot20', 'MPNTrack', 'MPNTrack'),
+])
+def test_mot17_mot20_reference_values(benchmark, preset, key, tracker):
+    ours = evaluate(mot_specs(benchmark, tracker), preset, workers=2)
+    reference = _reference(benchmark)[key]
+    assert _assert_matches(ours, reference, 1e-9) == sum(len(v) for v in reference.values())
+
+
+@needs_animaltrack
+def test_animaltrack_ground_truth_as_tracker_parallel_equals_serial(tmp_path):
+    results = tmp_path / 'gt_as_tracker'
+    results.mkdir()
+    for seq in ('chicken_3', 'deer_5', 'zebra_3', 'horse_4'):
+        shutil.copy(osp.join(ANIMALTRACK, seq, 'gt', 'gt.txt'), results / f'{seq}.txt')
+    serial = tmp_path / 'serial.json'
+    python('tools/eval_mot.py', '--gt-root', ANIMALTRACK, '--results', results, '--out', serial)
+    parallel = tmp_path / 'parallel.json'
+    proc = python('tools/eval_mot.py', '--gt-root', ANIMALTRACK, '--results', results, '--out', parallel,
+                  '--workers', 2, '--plot', tmp_path / 'cdf.png')
+    assert serial.read_bytes() == parallel.read_bytes()
+    metrics = json.loads(serial.read_text())
+    for seq in ('chicken_3', 'deer_5', 'zebra_3', 'horse_4'):
+        assert metrics[seq]['HOTA'] == metrics[seq]['MOTA'] == metrics[seq]['IDF1'] == 1.0
+    # the 28 other videos have no result file: reported by name and scored as empty output
+    assert 'result file(s) missing' in proc.stdout and 'chicken_4' in proc.stdout
+    assert metrics['chicken_4']['HOTA'] == 0.0 and metrics['chicken_4']['CLR_FN'] > 0
+    analysis = json.loads((tmp_path / 'parallel_analysis.json').read_text())
+    assert len(analysis['missing_results']) == 28 and analysis['per_video_hota']['share_below_20'] == 28 / 32
+    assert (tmp_path / 'cdf.png').stat().st_size > 5000
+
+
+@needs_animaltrack
+def test_animaltrack_ground_truth_frag_154():
+    specs = [SequenceSpec(seq.name, seq.gt_path, seq.gt_path, seq.length) for seq in _animaltrack_specs()]
+    combined = evaluate(specs, 'vastmat', workers=2)['COMBINED']
+    assert combined['HOTA'] == combined['MOTA'] == combined['IDF1'] == 1.0
+    assert combined['Frag'] == 154
+
+
+def _animaltrack_specs():
+    from vastmat.datasets.sequences import list_sequences, load_sequence
+    for name in list_sequences(ANIMALTRACK):
+        seq = load_sequence(ANIMALTRACK, name, with_gt=False)
+        yield SequenceSpec(name, osp.join(seq.directory, 'gt', 'gt.txt'), '', seq.length)
+
+
+def _write(path, rows):
+    path.write_text(''.join(','.join(str(v) for v in row) + '\n' for row in rows))
+    return str(path)
+
+
+def test_vastmat_preset_ignores_valid0_rows(tmp_path):
+    # frame 1: a valid animal (id 1) and an ignored one (id 2); frame 2: only the valid one
+    gt = _write(tmp_path / 'gt.txt', [(1, 1, 10, 10, 20, 20, 1, 5, 1), (1, 2, 100, 100, 20, 20, 0, 5, 1),
+                                     (2, 1, 12, 10, 20, 20, 1, 5, 1)])
+    # the tracker finds both animals in frame 1 and misses frame 2
+    res = _write(tmp_path / 'res.txt', [(1, 7, 10, 10, 20, 20, 0.9, -1, -1, -1),
+                                       (1, 8, 100.5, 100, 20, 20, 0.8, -1, -1, -1)])
+    out = evaluate([SequenceSpec('v', gt, res, 2)], 'vastmat')['v']
+    # the box on the ignored animal is neither a TP nor an FP; the ignored row is not an FN
+    assert (out['CLR_TP'], out['CLR_FP'], out['CLR_FN'], out['GT_Dets']) == (1, 0, 1, 2)
+    assert out['MOTA'] == pytest.approx(0.5)
+
+
+def test_float_boxes_are_kept(tmp_path):
+    gt = _write(tmp_path / 'gt.txt', [(1, 1, 10.4, 10.4, 20.2, 20.2, 1, 5, 1)])
+    res = _write(tmp_path / 'res.txt', [(1, 3, 10.4, 10.4, 20.2, 20.2, 1, -1, -1, -1)])
+    out = evaluate([SequenceSpec('v', gt, res, 1)], 'vastmat')['v']
+    assert out['LocA'] == pytest.approx(1.0, abs=1e-12)  # truncating the ground truth to ints would lower it
+
+
+def test_malformed_result_names_file_and_line(tmp_path):
+    gt = _write(tmp_path / 'gt.txt', [(1, 1, 10, 10, 20, 20, 1, 5, 1)])
+    res = _write(tmp_path / 'res.txt', [(1, 3, 10, 10, 20, 20, 1, -1, -1, -1), (1, 4, 10, 10, 'nan', 20, 1, -1, -1,
+                                                                              -1)])
+    with pytest.raises(FormatError, match=r'res.txt:2: column 5 is nan'):
+        evaluate([SequenceSpec('v', gt, res, 1)], 'vastmat')
+    res2 = _write(tmp_path / 'res2.txt', [(3, 3, 10, 10, 20, 20, 1, -1, -1, -1)])
+    with pytest.raises(FormatError, match=r'res2.txt:1: frame 3 is past seqLength 1'):
+        evaluate([SequenceSpec('v', gt, res2, 1)], 'vastmat')
+
+
+def test_per_video_statistics_and_thirds():
+    results = {f'v{i}': {'HOTA': h} for i, h in enumerate([0.1, 0.3, 0.5, 0.7, 0.9])}
+    results['COMBINED'] = {'HOTA': 0.5}
+    stats = per_video_hota_stats(results)
+    assert stats['mean'] == pytest.approx(0.5) and stats['median'] == pytest.approx(0.5)
+    assert stats['iqr'] == pytest.approx(0.4) and stats['p10'] == pytest.approx(0.18)
+    assert stats['share_below_20'] == pytest.approx(0.2) and stats['share_below_40'] == pytest.approx(0.4)
+    other = {k: {'HOTA': 1 - v['HOTA'] if k in ('v0', 'v1') else v['HOTA']} for k, v in results.items()}
+    thirds = difficulty_thirds({'a': results, 'b': other})
+    # mean HOTA: v0 .5, v1 .5, v2 .5, v3 .7, v4 .9 -> ranked v4, v3, then ties by name v0, v1, v2
+    assert thirds == {'Easy': ['v4', 'v3'], 'Medium': ['v0', 'v1'], 'Hard': ['v2']}
+
+
+def test_compare_runs(tmp_path):
+    runs = []
+    for name, hota, idsw in (('a', 0.5, 10), ('b', 0.7, 30), ('c', 0.6, 20)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / 'metrics.json').write_text(json.dumps({'COMBINED': {'HOTA': hota, 'IDSW': idsw}}))
+        runs.append(str(tmp_path / name / 'metrics.json'))
+    csv_path = tmp_path / 'table.csv'
+    proc = python('tools/analysis/compare_runs.py', *runs, '--metrics', 'HOTA', 'IDSW', '--csv', csv_path)
+    lines = csv_path.read_text().splitlines()
+    assert lines[0] == 'run,HOTA,IDSW,HOTA_rank,IDSW_rank'
+    assert lines[1:] == ['a,0.5,10,3,1', 'b,0.7,30,1,3', 'c,0.6,20,2,2']
+    assert '70.000' in proc.stdout

@@ -1,0 +1,95 @@
+"""The paper's analyses of tracking results (appendix D.3, Table 16): per-video HOTA statistics and their CDF,
+Easy / Medium / Hard thirds of the videos over a set of trackers, results per animal group."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from vastmat.datasets.categories import Categories
+from vastmat.datasets.formats import read_gt
+
+from .mot_eval import combine
+
+DIFFICULTY_LEVELS = ('Easy', 'Medium', 'Hard')
+
+
+def video_names(results: dict) -> list[str]:
+    """The per-video keys of an evaluation result (all but COMBINED)."""
+    return [k for k in results if k != 'COMBINED']
+
+
+def per_video_hota_stats(results: dict) -> dict:
+    """Mean, median, IQR, P10, P90 of per-video HOTA and the share of videos below 20 and 40 HOTA (fractions)."""
+    hota = np.array([results[v]['HOTA'] for v in video_names(results)])
+    if not len(hota):
+        raise ValueError('no per-video results')
+    p10, p25, p50, p75, p90 = np.percentile(hota, [10, 25, 50, 75, 90])
+    return dict(videos=int(len(hota)), mean=float(hota.mean()), median=float(p50), iqr=float(p75 - p25),
+                p10=float(p10), p90=float(p90), share_below_20=float((hota < 0.2).mean()),
+                share_below_40=float((hota < 0.4).mean()))
+
+
+def difficulty_thirds(results_by_tracker: dict[str, dict]) -> dict[str, list[str]]:
+    """Rank the videos by their mean HOTA over the trackers and cut them into thirds (Easy = highest).
+
+    Every tracker must have results for the same videos. Ties are broken by video name, so the thirds are
+    deterministic; with n videos the sizes are ceil/floor splits of n / 3 (Easy gets the remainder first).
+    """
+    trackers = list(results_by_tracker)
+    if not trackers:
+        raise ValueError('no trackers')
+    videos = sorted(video_names(results_by_tracker[trackers[0]]))
+    for name in trackers[1:]:
+        if sorted(video_names(results_by_tracker[name])) != videos:
+            raise ValueError(f'tracker {name!r} was evaluated on other videos than {trackers[0]!r}')
+    mean_hota = {v: float(np.mean([results_by_tracker[t][v]['HOTA'] for t in trackers])) for v in videos}
+    ranked = sorted(videos, key=lambda v: (-mean_hota[v], v))
+    sizes = [len(ranked) // 3 + (1 if i < len(ranked) % 3 else 0) for i in range(3)]
+    groups, start = {}, 0
+    for level, size in zip(DIFFICULTY_LEVELS, sizes):
+        groups[level] = ranked[start:start + size]
+        start += size
+    return groups
+
+
+def video_groups(gt_paths: dict[str, str], categories: Categories) -> dict[str, set[str]]:
+    """The animal groups of each video, from the categories of its evaluated ground truth."""
+    groups = {}
+    for video, path in gt_paths.items():
+        gt = read_gt(path)
+        cats = np.unique(gt.categories[(gt.valid == 1) & (gt.categories > 0)])
+        groups[video] = {categories.group_of(int(c)) for c in cats if int(c) in categories}
+    return groups
+
+
+def results_by_group(per_seq_raw: dict, groups_of_video: dict[str, set[str]]) -> dict[str, dict]:
+    """Combined metrics over the videos of each animal group (a video with several groups counts in each)."""
+    members = defaultdict(list)
+    for video in per_seq_raw:
+        for group in sorted(groups_of_video.get(video, ())):
+            members[group].append(video)
+    return {group: dict(combine(per_seq_raw, videos), videos=len(videos)) for group, videos in members.items()}
+
+
+def plot_hota_cdf(results_by_tracker: dict[str, dict], path: str) -> None:
+    """Empirical CDF of per-video HOTA, one line per tracker (PNG)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    from vastmat.utils.io import atomic_write
+
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for name, results in results_by_tracker.items():
+        hota = np.sort([100 * results[v]['HOTA'] for v in video_names(results)])
+        ax.step(hota, np.arange(1, len(hota) + 1) / len(hota), where='post', label=name)
+    ax.set_xlabel('per-video HOTA')
+    ax.set_ylabel('share of videos')
+    ax.set_xlim(0, 100)
+    ax.grid(alpha=0.3)
+    ax.legend(loc='lower right')
+    fig.tight_layout()
+    with atomic_write(path, 'wb') as f:
+        fig.savefig(f, format='png', dpi=110)
+    plt.close(fig)
