@@ -56,6 +56,8 @@ def test_test_prints_and_saves_metrics(trained, demo_root, tmp_path):
     assert set(metrics) >= {'coco/bbox_mAP', 'coco/bbox_mAP_50', 'coco/bbox_mAP_75'}
     assert all(0.0 <= metrics[k] <= 1.0 for k in ('coco/bbox_mAP', 'coco/bbox_mAP_50', 'coco/bbox_mAP_75'))
     assert 'coco/bbox_mAP_50' in proc.stdout and out.exists()
+    assert 0.0 <= metrics['det/AP'] <= 1.0 and 0.0 <= metrics['det/AR@100'] <= 1.0
+    assert any(k.startswith('det/') and k.endswith('/AP') and k.count('/') == 2 for k in metrics)  # per group
     assert not [f for f in os.listdir(tmp_path) if f.endswith('.tmp')]
 
 

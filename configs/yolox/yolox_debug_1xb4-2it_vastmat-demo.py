@@ -105,7 +105,8 @@ val_dataloader = dict(
         pipeline=test_pipeline,
         backend_args=backend_args))
 test_dataloader = val_dataloader
-val_evaluator = dict(type='CocoMetric', metric='bbox', backend_args=backend_args)
+# mmdet's COCO metric and VastMAT's (AP, AP50, AP75, AR@1/10/100 overall and per animal group)
+val_evaluator = [dict(type='CocoMetric', metric='bbox', backend_args=backend_args), dict(type='VastMATDetMetric')]
 test_evaluator = val_evaluator
 
 train_cfg = dict(type='IterBasedTrainLoop', max_iters=2, val_interval=2)

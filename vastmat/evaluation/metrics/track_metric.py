@@ -1,0 +1,96 @@
+"""``VastMATMetric``: TrackEval-backed tracking metrics inside ``tools/test.py``."""
+from __future__ import annotations
+
+import os
+import os.path as osp
+import tempfile
+from collections import defaultdict
+from typing import Sequence
+
+import numpy as np
+from mmdet.evaluation.metrics.base_video_metric import BaseVideoMetric
+
+from vastmat.datasets.formats import TrackResults, read_gt, write_gt, write_results
+from vastmat.registry import METRICS
+from vastmat.utils.io import write_json_atomic
+
+from ..mot_eval import PRESETS, SUMMARY_KEYS, SequenceSpec, evaluate
+
+
+@METRICS.register_module()
+class VastMATMetric(BaseVideoMetric):
+    """HOTA, CLEAR and Identity metrics of tracking predictions against each video's own gt.txt.
+
+    The ground truth is read from ``<video dir>/gt/gt.txt`` (the folder above the frames' ``imDir``) with its float
+    boxes, not rebuilt from the data samples; frames are identified by the image file numbers, so strided datasets
+    are scored on the same frames of the ground truth.
+
+    Args:
+        preset: ``vastmat`` (valid=0 rows ignored), ``mot15``, ``mot17`` or ``mot20``.
+        outfile_dir: where ``results/<video>.txt`` and ``metrics_per_video.json`` are written (default: a temporary
+            folder, removed afterwards).
+        workers: processes for the per-video evaluation.
+    """
+
+    default_prefix = 'vastmat'
+
+    def __init__(self, preset: str = 'vastmat', outfile_dir: str | None = None, workers: int = 1,
+                 collect_device: str = 'cpu', prefix: str | None = None) -> None:
+        super().__init__(collect_device=collect_device, prefix=prefix)
+        if preset not in PRESETS:
+            raise KeyError(f'VastMATMetric: unknown preset {preset!r}; presets are {", ".join(PRESETS)}')
+        self.preset, self.outfile_dir, self.workers = preset, outfile_dir, workers
+
+    def _frame_record(self, sample) -> dict:
+        pred = sample.pred_track_instances
+        img_path = sample.img_path
+        return dict(video_dir=osp.dirname(osp.dirname(img_path)),
+                    source_frame=int(osp.splitext(osp.basename(img_path))[0]), frame_id=int(sample.frame_id),
+                    video_length=int(sample.ori_video_length), bboxes=pred.bboxes.cpu().numpy(),
+                    ids=pred.instances_id.cpu().numpy(), scores=pred.scores.cpu().numpy())
+
+    def process_video(self, data_samples: Sequence) -> None:
+        self.results.extend(self._frame_record(s) for s in data_samples)
+
+    def process_image(self, data_samples: Sequence, ori_video_len: int) -> None:
+        self.results.extend(self._frame_record(s) for s in data_samples)
+
+    def compute_metrics(self, results: list) -> dict:
+        by_video = defaultdict(list)
+        for record in results:
+            by_video[record['video_dir']].append(record)
+        with tempfile.TemporaryDirectory() as tmp:
+            out_dir = self.outfile_dir or tmp
+            specs = [self._write_video(video_dir, records, out_dir, tmp)
+                     for video_dir, records in sorted(by_video.items())]
+            per_video = evaluate(specs, self.preset, self.workers)
+        if self.outfile_dir:
+            write_json_atomic(per_video, osp.join(self.outfile_dir, 'metrics_per_video.json'))
+        return {key: per_video['COMBINED'][key] for key in SUMMARY_KEYS}
+
+    @staticmethod
+    def _write_video(video_dir: str, records: list[dict], out_dir: str, tmp: str) -> SequenceSpec:
+        """Write the video's results (frames numbered in the dataset's order) and, for a strided dataset, the
+        ground truth of the same frames."""
+        name = osp.basename(video_dir)
+        records = sorted(records, key=lambda r: r['frame_id'])
+        length = records[0]['video_length']
+        frames = np.concatenate([np.full(len(r['ids']), r['frame_id'] + 1) for r in records]).astype(np.int64)
+        boxes = np.concatenate([r['bboxes'] for r in records]).reshape(-1, 4)
+        results = TrackResults(frames, np.concatenate([r['ids'] for r in records]).astype(np.int64),
+                               np.column_stack([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]]),
+                               np.concatenate([r['scores'] for r in records]), np.arange(1, len(frames) + 1))
+        result_path = osp.join(out_dir, 'results', f'{name}.txt')
+        write_results(result_path, results, decimals=3)
+        gt_path = osp.join(video_dir, 'gt', 'gt.txt')
+        source = {r['frame_id'] + 1: r['source_frame'] for r in records}
+        if any(frame != src for frame, src in source.items()):
+            gt = read_gt(gt_path)
+            to_frame = {src: frame for frame, src in source.items()}
+            keep = np.isin(gt.frames, list(to_frame))
+            gt = gt.select(keep)
+            gt.frames = np.array([to_frame[f] for f in gt.frames.tolist()], np.int64)
+            gt_path = osp.join(tmp, 'gt', name, 'gt.txt')
+            os.makedirs(osp.dirname(gt_path), exist_ok=True)
+            write_gt(gt_path, gt, decimals=6)
+        return SequenceSpec(name, gt_path, result_path, length)
