@@ -1,0 +1,2 @@
+# Adaptive CDA, reverse: alpha(N) = clip(0.5 - 0.05 (N - 10), 0, 1).
+matcher = dict(type='CDA', mode='reverse', k=0.05, n_ref=10, alpha_ref=0.5, alpha_min=0.0, alpha_max=1.0)

@@ -1,0 +1,2 @@
+# Distance-IoU, (DIoU + 1) / 2.
+matcher = dict(type='DIoU')

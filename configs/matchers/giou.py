@@ -1,0 +1,2 @@
+# Generalized IoU, (GIoU + 1) / 2.
+matcher = dict(type='GIoU')

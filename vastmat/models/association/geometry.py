@@ -1,0 +1,78 @@
+"""Pairwise box geometry for similarity matrices, vectorised over all (track, detection) pairs.
+
+Boxes are ``(n, 4)`` / ``(m, 4)`` arrays ``x1, y1, x2, y2``; the pairwise quantities are ``(n, m)`` arrays, computed
+on first use and kept, so a matcher pays only for what it reads. The same code runs on numpy arrays and on torch
+tensors (:func:`ops`). ``plus_one`` is the Fast R-CNN pixel convention of the original ByteTrack / FairMOT / DiffMOT /
+TrackTrack code (``cython_bbox``): a box spans ``x2 - x1 + 1`` pixels.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+
+def ops(array: Any) -> SimpleNamespace:
+    """numpy or torch versions of the few element-wise functions the matchers need."""
+    if isinstance(array, np.ndarray):
+        return SimpleNamespace(maximum=np.maximum, minimum=np.minimum, clip=np.clip, sqrt=np.sqrt, atan=np.arctan)
+    import torch
+    return SimpleNamespace(maximum=torch.maximum, minimum=torch.minimum,
+                           clip=lambda x, lo, hi: torch.clamp(x, lo, hi), sqrt=torch.sqrt, atan=torch.atan)
+
+
+class PairGeometry:
+    """Quantities shared by the IoU family and the centre similarities for one (tracks, detections) pair."""
+
+    def __init__(self, a: Any, b: Any, plus_one: bool = False) -> None:
+        self.a, self.b, self.plus_one = a, b, plus_one
+        self.xp = ops(a)
+        self.one = 1.0 if plus_one else 0.0
+        self.ax1, self.ay1, self.ax2, self.ay2 = a[:, 0:1], a[:, 1:2], a[:, 2:3], a[:, 3:4]
+        self.bx1, self.by1, self.bx2, self.by2 = b[None, :, 0], b[None, :, 1], b[None, :, 2], b[None, :, 3]
+        self.w_a, self.h_a = self.ax2 - self.ax1 + self.one, self.ay2 - self.ay1 + self.one  # (n, 1)
+        self.w_b, self.h_b = self.bx2 - self.bx1 + self.one, self.by2 - self.by1 + self.one  # (1, m)
+
+    @cached_property
+    def inter(self) -> Any:
+        xp = self.xp
+        iw = xp.clip(xp.minimum(self.ax2, self.bx2) - xp.maximum(self.ax1, self.bx1) + self.one, 0, None)
+        ih = xp.clip(xp.minimum(self.ay2, self.by2) - xp.maximum(self.ay1, self.by1) + self.one, 0, None)
+        return iw * ih
+
+    @cached_property
+    def union(self) -> Any:
+        return self.w_a * self.h_a + self.w_b * self.h_b - self.inter
+
+    @cached_property
+    def iou(self) -> Any:
+        return self.inter / self.union
+
+    @cached_property
+    def center_dist2(self) -> Any:
+        """Squared distance of the box centres."""
+        dx = (self.ax1 + self.ax2) - (self.bx1 + self.bx2)
+        dy = (self.ay1 + self.ay2) - (self.by1 + self.by2)
+        return (dx * dx + dy * dy) / 4
+
+    @cached_property
+    def enclose_w(self) -> Any:
+        return self.xp.maximum(self.ax2, self.bx2) - self.xp.minimum(self.ax1, self.bx1) + self.one
+
+    @cached_property
+    def enclose_h(self) -> Any:
+        return self.xp.maximum(self.ay2, self.by2) - self.xp.minimum(self.ay1, self.by1) + self.one
+
+    @cached_property
+    def enclose_diag2(self) -> Any:
+        return self.enclose_w ** 2 + self.enclose_h ** 2
+
+    @cached_property
+    def diag_a(self) -> Any:
+        return self.xp.sqrt(self.w_a ** 2 + self.h_a ** 2)
+
+    @cached_property
+    def diag_b(self) -> Any:
+        return self.xp.sqrt(self.w_b ** 2 + self.h_b ** 2)
