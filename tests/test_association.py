@@ -210,3 +210,54 @@ def test_mutual_best_tightens_the_threshold():
     assert MutualBest(0.5, reduce_step=0.05)(cost).matches.tolist() == [[0, 0]]
     assert MutualBest(0.5, reduce_step=0.0)(cost).matches.tolist() == [[0, 0], [1, 1]]
     assert LapJV(0.5)(np.zeros((0, 3))).matches.shape == (0, 2)
+
+
+# ---- diagnostics -----------------------------------------------------------------------------------------------
+
+def test_candidate_margins_hand_case():
+    from vastmat.datasets.formats import GroundTruth
+    from vastmat.models.association.diagnostics import candidate_margins, discrimination_table
+    # id 1 moves right by 8 px (a 10 px box): IoU with its old box 2/18; id 2 sits 12 px to the right of id 1's old
+    # box, overlapping its old box not at all but closer in centre than... computed below
+    boxes = np.array([[0, 0, 10, 10], [30, 0, 10, 10], [8, 0, 10, 10], [30, 0, 10, 10]], float)  # ltwh
+    gt = GroundTruth(np.array([1, 1, 2, 2]), np.array([1, 2, 1, 2]), boxes, np.ones(4, np.int64),
+                     -np.ones(4, np.int64), -np.ones(4), np.arange(1, 5))
+    margins = candidate_margins(gt)
+    assert margins.shape == (2, 3)
+    # event of id 1: correct candidate [8, 0, 18, 10], competitor [30, 0, 40, 10]
+    m1 = margins[0]
+    assert m1[0] == pytest.approx(8 / math.sqrt(200))
+    assert m1[1] == pytest.approx(20 / 180)  # IoU(prev, correct) = 20 / 180, IoU(prev, competitor) = 0
+    assert m1[2] == pytest.approx((1 - 8 / math.sqrt(200)) - 0.0)  # competitor centre 30 px away: CenterSim 0
+    table = discrimination_table(margins)
+    assert table['events'] == 2 and table['bins'][0]['both'] == 1.0
+
+
+@pytest.mark.slow
+def test_candidate_pairs_tool_on_animaltrack_at_10fps(tmp_path):
+    from conftest import ANIMALTRACK, python
+    if not osp.isdir(ANIMALTRACK):
+        pytest.skip(f'real data not found at {ANIMALTRACK}')
+    out = tmp_path / 'pairs.json'
+    proc = python('tools/analysis/candidate_pairs.py', '--data-root', ANIMALTRACK, '--stride', 3, '--out', out)
+    import json
+    table = json.loads(out.read_text())
+    assert table['events'] == 61048 and 'only CenterSim' in proc.stdout
+    for row in table['bins']:
+        total = row['only_centersim'] + row['only_iou'] + row['both'] + row['neither']
+        assert total == pytest.approx(1.0)
+    # beyond one diagonal neither cue can tell the correct candidate (both similarities are 0 on both sides)
+    assert table['bins'][3]['neither'] == 1.0
+    assert table['bins'][2]['only_centersim'] > table['bins'][2]['only_iou']
+
+
+def test_cda_microbench_tool(demo_root, tmp_path):
+    from conftest import python
+    out = tmp_path / 'micro.json'
+    proc = python('tools/analysis/cda_microbench.py', '--data-root', demo_root, '--stride', 1, '--repeats', 1,
+                  '--out', out)
+    import json
+    results = json.loads(out.read_text())
+    assert results['frame_pairs'] > 100 and results['IoU (baseline)']['overhead'] == 0.0
+    assert all(r['us_per_call'] > 0 for k, r in results.items() if isinstance(r, dict))
+    assert 'CDA adaptive' in proc.stdout
