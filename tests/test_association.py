@@ -101,6 +101,11 @@ def test_cda_limits_and_adaptive_alpha():
     assert forward.alpha_for(14) == pytest.approx(0.7)
     with pytest.raises(ValueError, match='needs num_high_conf'):
         forward(tracks, dets)
+    from vastmat.models.association import FrameContext
+    context = FrameContext.from_scores([0.9, 0.7, 0.3, 0.65], high_thr=0.6)
+    assert context.num_high_conf == 3
+    np.testing.assert_array_equal(forward(tracks, dets, **context.as_kwargs()).scores,
+                                  CDA(alpha=forward.alpha_for(3))(tracks, dets).scores)
 
 
 def test_norm_diou_gate_hand_cases():

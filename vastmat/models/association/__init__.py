@@ -1,9 +1,10 @@
 """Association modules, registered in ``vastmat.registry.MATCHERS``: similarity matchers (IoU family, CenterSim,
 CDA, fused costs), gates and assignment solvers."""
+from .context import FrameContext
 from .gates import IoUGate, NormDIoUGate
 from .matchers import (CDA, CIoU, CenterSim, DIoU, EIoU, Fused, GIoU, HMIoU, IoU, Similarity, center_similarity,
                        diou)
 from .solvers import Assignment, Greedy, Hungarian, LapJV, MutualBest
 
 __all__ = ['IoU', 'GIoU', 'DIoU', 'CIoU', 'EIoU', 'CenterSim', 'CDA', 'HMIoU', 'Fused', 'Similarity', 'NormDIoUGate',
-           'IoUGate', 'LapJV', 'Hungarian', 'Greedy', 'MutualBest', 'Assignment', 'center_similarity', 'diou']
+           'IoUGate', 'FrameContext', 'LapJV', 'Hungarian', 'Greedy', 'MutualBest', 'Assignment', 'center_similarity', 'diou']
