@@ -156,3 +156,26 @@ def test_compare_runs(tmp_path):
     assert lines[0] == 'run,HOTA,IDSW,HOTA_rank,IDSW_rank'
     assert lines[1:] == ['a,0.5,10,3,1', 'b,0.7,30,1,3', 'c,0.6,20,2,2']
     assert '70.000' in proc.stdout
+
+
+def test_difficulty_groups_tool(demo_root, tmp_path):
+    from vastmat.datasets.formats import read_gt, write_results, TrackResults
+    from vastmat.datasets.sequences import list_sequences, load_sequence
+    perfect, degraded = tmp_path / 'perfect', tmp_path / 'degraded'
+    names = list_sequences(demo_root)
+    for k, name in enumerate(names):
+        gt = read_gt(osp.join(load_sequence(demo_root, name, with_gt=False).directory, 'gt', 'gt.txt'))
+        valid = gt.select(gt.valid == 1)
+        full = TrackResults(valid.frames, valid.ids, valid.boxes, np.ones(len(valid)), valid.line_numbers)
+        write_results(str(perfect / f'{name}.txt'), full)
+        keep = valid.frames <= 12 - k  # the later the video in the list, the more frames the tracker misses
+        write_results(str(degraded / f'{name}.txt'), TrackResults(
+            valid.frames[keep], valid.ids[keep], valid.boxes[keep], np.ones(int(keep.sum())), valid.line_numbers[keep]))
+    out = tmp_path / 'thirds.json'
+    python('tools/analysis/difficulty_groups.py', '--gt-root', demo_root, '--results', perfect, degraded,
+           '--out', out, '--plot', tmp_path / 'cdf.png')
+    report = json.loads(out.read_text())
+    assert [len(report['levels'][lv]) for lv in ('Easy', 'Medium', 'Hard')] == [4, 4, 3]
+    assert set(report['levels']['Hard']) == set(names[-3:])  # the videos with the most frames missed
+    assert report['trackers']['perfect']['Hard']['HOTA'] == pytest.approx(1.0)
+    assert report['trackers']['degraded']['Easy']['HOTA'] > report['trackers']['degraded']['Hard']['HOTA']
