@@ -1,6 +1,7 @@
 # A YOLOX small enough to train and test on a CPU in seconds, on the rendered demo VastMAT dataset of
-# tools/data/make_demo_data.py (Protocol 1 train / test, every animal is the class `animal`). Same model family and pipeline as the full YOLOX-X
-# configs (CSPDarknet + YOLOXPAFPN + YOLOXHead, mosaic / affine / mixup / HSV, SimOTA), at a fraction of the width.
+# tools/data/make_demo_data.py (Protocol 1 train / test, every animal is the class `animal`). Same model family and
+# pipeline as a full YOLOX (CSPDarknet + YOLOXPAFPN + YOLOXHead, mosaic / affine / mixup / HSV, SimOTA), at a fraction
+# of the width.
 _base_ = ['../_base_/default_runtime.py']
 
 data_root = 'data/demo/'

@@ -4,8 +4,9 @@ Videos of textured animal-like shapes of several categories (mammals, birds, fis
 along curved paths with changing speed, swinging legs and a breathing body, entering and leaving the frame, moving
 in groups and occluding each other (drawn back to front by their vertical position). gt.txt rows hold the visible
 box (fully hidden animals are omitted, as in the paper), the category, and the visibility; slivers (boxes thinner
-than ``MIN_VALID_SIZE`` pixels or with visibility below ``MIN_VALID_VISIBILITY``) are annotated as ignored (valid 0). Written as ``<root>/videos``, ``<root>/meta`` and
-both protocols' ``<root>/splits``; deterministic for a seed.
+than ``MIN_VALID_SIZE`` pixels or with visibility below ``MIN_VALID_VISIBILITY``) are annotated as ignored
+(valid 0). Written as ``<root>/videos``, ``<root>/meta`` and both protocols' ``<root>/splits``; deterministic for a
+seed.
 """
 from __future__ import annotations
 

@@ -74,7 +74,8 @@ def seen_split(video_categories: dict[str, set[int]], num_test: int, rng: np.ran
 
 
 def unseen_split(video_categories: dict[str, set[int]], num_test: int, num_test_categories: int,
-                 rng: np.random.Generator, train_only_categories: set[int] = frozenset()) -> tuple[list[str], list[str]]:
+                 rng: np.random.Generator,
+                 train_only_categories: set[int] = frozenset()) -> tuple[list[str], list[str]]:
     """Protocol 2 rule: choose whole components (never the largest, nor one holding a ``train_only`` category)
     whose videos and categories come closest to the targets (sum of the two relative distances).
 

@@ -7,4 +7,5 @@ from .matchers import (CDA, CIoU, CenterSim, DIoU, EIoU, Fused, GIoU, HMIoU, IoU
 from .solvers import Assignment, Greedy, Hungarian, LapJV, MutualBest
 
 __all__ = ['IoU', 'GIoU', 'DIoU', 'CIoU', 'EIoU', 'CenterSim', 'CDA', 'HMIoU', 'Fused', 'Similarity', 'NormDIoUGate',
-           'IoUGate', 'FrameContext', 'LapJV', 'Hungarian', 'Greedy', 'MutualBest', 'Assignment', 'center_similarity', 'diou']
+           'IoUGate', 'FrameContext', 'LapJV', 'Hungarian', 'Greedy', 'MutualBest', 'Assignment', 'center_similarity',
+           'diou']

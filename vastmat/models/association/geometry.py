@@ -17,10 +17,12 @@ import numpy as np
 def ops(array: Any) -> SimpleNamespace:
     """numpy or torch versions of the few element-wise functions the matchers need."""
     if isinstance(array, np.ndarray):
-        return SimpleNamespace(maximum=np.maximum, minimum=np.minimum, clip=np.clip, sqrt=np.sqrt, atan=np.arctan)
+        return SimpleNamespace(maximum=np.maximum, minimum=np.minimum, clip=np.clip, sqrt=np.sqrt, atan=np.arctan,
+                               relu_=lambda x: np.maximum(x, 0.0, out=x))
     import torch
     return SimpleNamespace(maximum=torch.maximum, minimum=torch.minimum,
-                           clip=lambda x, lo, hi: torch.clamp(x, lo, hi), sqrt=torch.sqrt, atan=torch.atan)
+                           clip=lambda x, lo, hi: torch.clamp(x, lo, hi), sqrt=torch.sqrt, atan=torch.atan,
+                           relu_=lambda x: x.clamp_(min=0.0))
 
 
 class PairGeometry:
@@ -30,17 +32,23 @@ class PairGeometry:
         self.a, self.b, self.plus_one = a, b, plus_one
         self.xp = ops(a)
         self.one = 1.0 if plus_one else 0.0
-        self.ax1, self.ay1, self.ax2, self.ay2 = a[:, 0:1], a[:, 1:2], a[:, 2:3], a[:, 3:4]
-        self.bx1, self.by1, self.bx2, self.by2 = b[None, :, 0], b[None, :, 1], b[None, :, 2], b[None, :, 3]
+        # contiguous columns: broadcasting strided slices is several times slower than contiguous vectors
+        at, bt = a.T.copy() if isinstance(a, np.ndarray) else a.T.contiguous(), \
+            b.T.copy() if isinstance(b, np.ndarray) else b.T.contiguous()
+        self.ax1, self.ay1, self.ax2, self.ay2 = (at[k][:, None] for k in range(4))  # (n, 1)
+        self.bx1, self.by1, self.bx2, self.by2 = (bt[k][None, :] for k in range(4))  # (1, m)
         self.w_a, self.h_a = self.ax2 - self.ax1 + self.one, self.ay2 - self.ay1 + self.one  # (n, 1)
         self.w_b, self.h_b = self.bx2 - self.bx1 + self.one, self.by2 - self.by1 + self.one  # (1, m)
 
     @cached_property
     def inter(self) -> Any:
         xp = self.xp
-        iw = xp.clip(xp.minimum(self.ax2, self.bx2) - xp.maximum(self.ax1, self.bx1) + self.one, 0, None)
-        ih = xp.clip(xp.minimum(self.ay2, self.by2) - xp.maximum(self.ay1, self.by1) + self.one, 0, None)
-        return iw * ih
+        iw = xp.minimum(self.ax2 + self.one, self.bx2 + self.one) - xp.maximum(self.ax1, self.bx1)
+        ih = xp.minimum(self.ay2 + self.one, self.by2 + self.one) - xp.maximum(self.ay1, self.by1)
+        xp.relu_(iw)
+        xp.relu_(ih)
+        iw *= ih
+        return iw
 
     @cached_property
     def union(self) -> Any:
@@ -51,11 +59,22 @@ class PairGeometry:
         return self.inter / self.union
 
     @cached_property
+    def center_dist(self) -> Any:
+        """Distance of the box centres (numpy: scipy's cdist, one C loop, is faster than broadcasting)."""
+        if isinstance(self.a, np.ndarray):
+            from scipy.spatial.distance import cdist
+            return cdist((self.a[:, :2] + self.a[:, 2:]) / 2, (self.b[:, :2] + self.b[:, 2:]) / 2)
+        return self.xp.sqrt(self.center_dist2)
+
+    @cached_property
     def center_dist2(self) -> Any:
         """Squared distance of the box centres."""
-        dx = (self.ax1 + self.ax2) - (self.bx1 + self.bx2)
-        dy = (self.ay1 + self.ay2) - (self.by1 + self.by2)
-        return (dx * dx + dy * dy) / 4
+        dx = (self.ax1 + self.ax2) / 2 - (self.bx1 + self.bx2) / 2
+        dy = (self.ay1 + self.ay2) / 2 - (self.by1 + self.by2) / 2
+        dx *= dx
+        dy *= dy
+        dx += dy
+        return dx
 
     @cached_property
     def enclose_w(self) -> Any:
