@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
-from vastmat.datasets.formats import read_detections
+from vastmat.datasets.formats import ltwh_to_xyxy, read_detections
 from vastmat.datasets.sequences import load_sequence, parse_split_name, select_videos
 from vastmat.models.association.diagnostics import candidate_margins, discrimination_table
 from vastmat.utils.io import write_json_atomic
@@ -38,7 +38,7 @@ def main(argv=None) -> dict:
         candidates = None
         if args.det_root:
             dets = read_detections(osp.join(args.det_root, name, 'det', 'det.txt'), seq_length=sequence.length)
-            xyxy = np.column_stack([dets.boxes[:, :2], dets.boxes[:, :2] + dets.boxes[:, 2:]])
+            xyxy = ltwh_to_xyxy(dets.boxes)
             candidates = {int(f): xyxy[dets.frames == f] for f in np.unique(dets.frames)}
         margins.append(candidate_margins(sequence.gt, candidates))
     table_data = discrimination_table(np.concatenate(margins) if margins else np.zeros((0, 3)))

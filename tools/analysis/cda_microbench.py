@@ -16,6 +16,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from vastmat.datasets.formats import ltwh_to_xyxy
 from vastmat.datasets.sequences import list_sequences, load_sequence
 from vastmat.registry import MATCHERS
 from vastmat.utils.io import write_json_atomic
@@ -31,7 +32,7 @@ def frame_pairs(root: str, stride: int) -> list[tuple[np.ndarray, np.ndarray]]:
     pairs = []
     for name in list_sequences(root):
         gt = load_sequence(root, name, stride=stride).gt
-        boxes = np.column_stack([gt.boxes[:, :2], gt.boxes[:, :2] + gt.boxes[:, 2:]])
+        boxes = ltwh_to_xyxy(gt.boxes)
         frames = {int(f): boxes[gt.frames == f] for f in np.unique(gt.frames)}
         pairs += [(frames[f - 1], frames[f]) for f in frames if f - 1 in frames]
     return pairs

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .categories import Categories
-from .formats import GroundTruth
+from vastmat.models.association.matchers import IoU
 
+from .categories import Categories
+from .formats import GroundTruth, ltwh_to_xyxy
+
+box_iou = IoU()
 SIZE_BINS = (('small', 0.0, 32.0 ** 2), ('medium', 32.0 ** 2, 96.0 ** 2), ('large', 96.0 ** 2, float('inf')))
 
 
@@ -32,15 +35,6 @@ class Clip:
     @property
     def name(self) -> str:
         return f'{self.video}[{self.first_frame}-{self.last_frame}]'
-
-
-def iou_matrix_ltwh(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """IoU of every box in ``a`` (n, 4) with every box in ``b`` (m, 4), left-top-width-height."""
-    ax1, ay1, ax2, ay2 = a[:, 0:1], a[:, 1:2], a[:, 0:1] + a[:, 2:3], a[:, 1:2] + a[:, 3:4]
-    bx1, by1, bx2, by2 = b[:, 0], b[:, 1], b[:, 0] + b[:, 2], b[:, 1] + b[:, 3]
-    inter = (np.clip(np.minimum(ax2, bx2) - np.maximum(ax1, bx1), 0, None)
-             * np.clip(np.minimum(ay2, by2) - np.maximum(ay1, by1), 0, None))
-    return inter / (a[:, 2:3] * a[:, 3:4] + (b[:, 2] * b[:, 3])[None] - inter)
 
 
 def match_boxes(iou: np.ndarray, threshold: float = 0.5, method: str = 'hungarian') -> list[tuple[int, int]]:
@@ -102,8 +96,8 @@ def audit_clips(clips: list[Clip], original: dict[str, GroundTruth], reannotated
         for frame in range(clip.first_frame, clip.last_frame + 1):
             rows_o = np.flatnonzero(gt_o.frames == frame)
             rows_r = np.flatnonzero(gt_r.frames == frame)
-            pairs = match_boxes(iou_matrix_ltwh(gt_o.boxes[rows_o], gt_r.boxes[rows_r]), iou_threshold, method)
-            iou = iou_matrix_ltwh(gt_o.boxes[rows_o], gt_r.boxes[rows_r]) if pairs else None
+            iou = box_iou(ltwh_to_xyxy(gt_o.boxes[rows_o]), ltwh_to_xyxy(gt_r.boxes[rows_r])).scores
+            pairs = match_boxes(iou, iou_threshold, method)
             matched_o = {r for r, _ in pairs}
             total['original'] += len(rows_o)
             total['reannotated'] += len(rows_r)

@@ -176,7 +176,11 @@ def evaluate(sequences: list[SequenceSpec], preset: str = 'vastmat', workers: in
         ``{'COMBINED': {...}, '<video>': {...}, ...}`` with TrackEval's field names (fractions for ratios,
         integers for counts) and ``<field>_per_alpha`` lists for the HOTA family.
     """
-    per_seq = evaluate_raw(sequences, preset, workers, progress)
+    return summarize(evaluate_raw(sequences, preset, workers, progress))
+
+
+def summarize(per_seq: dict) -> dict:
+    """``{'COMBINED': {...}, '<video>': {...}}`` from TrackEval's per-sequence results."""
     out = {'COMBINED': combine(per_seq)}
     out.update({seq: _flatten(results) for seq, results in per_seq.items()})
     return out
@@ -224,6 +228,4 @@ def evaluate_folder(gt_root: str, results: str, names: list[str], preset: str, w
         print_log(f'{len(missing)} result file(s) missing in {results}, scored as empty tracker output: '
                   f'{", ".join(missing)}', 'current', level=logging.WARNING)
     raw = evaluate_raw(specs, preset, workers, progress=True)
-    out = {'COMBINED': combine(raw)}
-    out.update({name: _flatten(r) for name, r in raw.items()})
-    return out, raw, specs, missing
+    return summarize(raw), raw, specs, missing

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from vastmat.datasets.formats import GroundTruth
+from vastmat.datasets.formats import GroundTruth, ltwh_to_xyxy
 from vastmat.datasets.statistics import DISPLACEMENT_EDGES, normalized_displacement
 
 from .matchers import CenterSim, IoU
-
-
-def _xyxy(ltwh: np.ndarray) -> np.ndarray:
-    return np.column_stack([ltwh[:, :2], ltwh[:, :2] + ltwh[:, 2:]])
 
 
 def candidate_margins(gt: GroundTruth, candidates: dict[int, np.ndarray] | None = None) -> np.ndarray:
@@ -35,7 +31,7 @@ def candidate_margins(gt: GroundTruth, candidates: dict[int, np.ndarray] | None 
         previous = by_frame.get(frame - 1)
         if previous is None:
             continue
-        boxes_now = _xyxy(valid.boxes[current])
+        boxes_now = ltwh_to_xyxy(valid.boxes[current])
         cands = boxes_now if candidates is None else np.asarray(candidates.get(frame, np.zeros((0, 4)))).reshape(-1, 4)
         if len(cands) < 2:
             continue
@@ -45,7 +41,7 @@ def candidate_margins(gt: GroundTruth, candidates: dict[int, np.ndarray] | None 
             continue
         now_rows = current[keep]
         prev_rows = np.array([prev_row[int(valid.ids[r])] for r in now_rows])
-        g_prev = _xyxy(valid.boxes[prev_rows])
+        g_prev = ltwh_to_xyxy(valid.boxes[prev_rows])
         to_truth = iou(boxes_now[keep], cands).scores  # (events, candidates), all events of the frame at once
         correct = to_truth.argmax(axis=1)
         iou_prev = iou(g_prev, cands).scores
