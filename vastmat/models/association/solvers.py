@@ -54,11 +54,13 @@ class LapJV:
     def __call__(self, cost) -> Assignment:
         cost = _as_cost(cost)
         if cost.size == 0:
-            return _assignment([], cost.shape)
+            return Assignment(np.zeros((0, 2), np.int64), np.arange(cost.shape[0]), np.arange(cost.shape[1]))
         if self.backend == 'lap':
             import lap
-            _, x, _ = lap.lapjv(cost, extend_cost=True, cost_limit=self.cost_limit)
-            return _assignment([(i, j) for i, j in enumerate(x) if j >= 0], cost.shape)
+            _, x, y = lap.lapjv(cost, extend_cost=True, cost_limit=self.cost_limit)
+            rows = np.flatnonzero(x >= 0)  # lap's row -> column map gives the matches in row order
+            return Assignment(np.stack([rows, x[rows]], axis=1).astype(np.int64), np.flatnonzero(x < 0),
+                              np.flatnonzero(y < 0))
         # the padded problem lap solves: [[cost, L/2 diag-dummies], [L/2 dummies, 0]]
         n, m = cost.shape
         big = np.full((n + m, n + m), self.cost_limit / 2.0)

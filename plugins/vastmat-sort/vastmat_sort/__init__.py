@@ -1,0 +1,1 @@
+"""SORT for VastMAT (see README.md)."""

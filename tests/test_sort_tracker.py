@@ -1,0 +1,146 @@
+"""The SORT plugin (plugins/vastmat-sort): the official SORT outputs on MOT15 TUD reproduced, the birth / death
+rules on hand-made frames, input validation, and registration through a real entry point."""
+import os.path as osp
+import shutil
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import REPO, SHARED_DATA, python, run
+
+PLUGIN = osp.join(REPO, 'plugins', 'vastmat-sort')
+sys.path.insert(0, PLUGIN)
+
+from vastmat_sort.sort_tracker import SORTTracker  # noqa: E402
+
+TUD = osp.join(SHARED_DATA, 'MOT15-TUD')
+needs_tud = pytest.mark.skipif(not osp.isdir(osp.join(TUD, 'trackers', 'SORT')),
+                               reason=f'MOT15-TUD detections and official SORT results not found under {TUD} '
+                                      '(../shared/data beside the clone)')
+
+
+def _box(x, y, w=20.0, h=40.0):
+    return [x, y, x + w, y + h]
+
+
+def _step(tracker, boxes, frame_id):
+    boxes = np.array(boxes, np.float64).reshape(-1, 4)
+    return tracker.update(boxes, np.ones(len(boxes)), frame_id)
+
+
+def _run_sequence(seq):
+    """Our SORT over one TUD sequence: {frame: (ids, ltwh boxes)} in the order the tracker reports them."""
+    from vastmat.datasets.formats import ltwh_to_xyxy, read_detections, read_seqinfo
+    root = osp.join(TUD, 'train', seq)
+    seq_length = read_seqinfo(osp.join(root, 'seqinfo.ini'))['seqLength']
+    dets = read_detections(osp.join(root, 'det', 'det.txt'), seq_length)
+    tracker = SORTTracker()
+    tracker.reset(frame_rate=25)
+    out = {}
+    for frame in range(1, seq_length + 1):
+        rows = dets.frames == frame
+        result = tracker.update(ltwh_to_xyxy(dets.boxes[rows]), dets.scores[rows], frame)
+        assert result.bboxes.shape == (len(result), 4) and np.all(result.scores == 1.0)
+        ltwh = np.column_stack([result.bboxes[:, :2], result.bboxes[:, 2:] - result.bboxes[:, :2]])
+        out[frame] = (result.ids, ltwh)
+    return out, seq_length
+
+
+@needs_tud
+@pytest.mark.parametrize('seq, id_offset', [('TUD-Campus', 0), ('TUD-Stadtmitte', 34)])
+def test_reproduces_official_sort_on_tud(seq, id_offset):
+    """Same boxes (to the 2 decimals written), in the same order, with the same ids up to one relabelling.
+
+    The official run did TUD-Campus then TUD-Stadtmitte in one process with SORT's class-wide id counter, so the
+    Stadtmitte ids continue after the 34 tracks created in Campus; ours restart at 1 on reset(): a constant offset.
+    """
+    from vastmat.datasets.formats import read_results
+    ours, seq_length = _run_sequence(seq)
+    ref = read_results(osp.join(TUD, 'trackers', 'SORT', f'{seq}.txt'), seq_length)
+    mapping, inverse = {}, {}
+    for frame in range(1, seq_length + 1):
+        rows = np.flatnonzero(ref.frames == frame)  # file order = the order the official tracker reported them
+        ids, boxes = ours[frame]
+        assert len(ids) == len(rows), f'{seq} frame {frame}: {len(ids)} boxes, official {len(rows)}'
+        np.testing.assert_allclose(boxes, ref.boxes[rows], rtol=0, atol=1e-2, err_msg=f'{seq} frame {frame}')
+        for our_id, ref_id in zip(ids.tolist(), ref.ids[rows].tolist()):
+            assert mapping.setdefault(our_id, ref_id) == ref_id, f'{seq} frame {frame}: id {our_id} relabelled'
+            assert inverse.setdefault(ref_id, our_id) == our_id, f'{seq} frame {frame}: ids merged into {ref_id}'
+    assert mapping and all(ref_id - our_id == id_offset for our_id, ref_id in mapping.items())
+
+
+def test_min_hits_warm_up_then_three_consecutive_hits():
+    """Frames 1..min_hits report every matched or new track; later a new track needs min_hits consecutive hits."""
+    tracker = SORTTracker()
+    for frame in (1, 2, 3):
+        out = _step(tracker, [_box(100 + frame, 100)], frame)
+        assert out.ids.tolist() == [1]
+    # a second object appears in frame 4: born (hit_streak 0), then hits 1, 2, 3 in frames 5, 6, 7
+    reported = []
+    for frame in range(4, 9):
+        out = _step(tracker, [_box(100 + frame, 100), _box(300 + frame, 50)], frame)
+        reported.append(sorted(out.ids.tolist()))
+    assert reported == [[1], [1], [1], [1, 2], [1, 2]]
+    np.testing.assert_allclose(out.bboxes[out.ids.tolist().index(2)], _box(308, 50), atol=1.0)
+
+
+def test_max_age_one_removes_a_track_after_two_missed_frames():
+    """max_age=1: a track missed in one frame survives (not reported), missed in two frames it is gone."""
+    tracker = SORTTracker()
+    for frame in (1, 2, 3, 4):
+        assert _step(tracker, [_box(100, 100)], frame).ids.tolist() == [1]
+    assert len(_step(tracker, [], 5)) == 0 and len(tracker.tracks) == 1  # missed once: kept, not reported
+    assert _step(tracker, [_box(100, 100)], 6).ids.tolist() == []  # matched again, hit streak restarts at 1
+    assert len(tracker.tracks) == 1
+    assert len(_step(tracker, [], 7)) == 0 and len(_step(tracker, [], 8)) == 0
+    assert tracker.tracks == []
+    assert len(_step(tracker, [_box(100, 100)], 9)) == 0 and tracker.tracks[0].id + 1 == 2  # a new track
+
+
+def test_reset_restarts_ids_and_warm_up():
+    tracker = SORTTracker()
+    for frame in (1, 2):
+        _step(tracker, [_box(10, 10), _box(200, 10)], frame)
+    tracker.reset(frame_rate=30)
+    assert tracker.tracks == [] and tracker.frame_count == 0
+    assert sorted(_step(tracker, [_box(50, 50)], 1).ids.tolist()) == [1]
+
+
+def test_output_is_reverse_creation_order_and_empty_frames():
+    tracker = SORTTracker()
+    out = _step(tracker, np.zeros((0, 4)), 1)
+    assert len(out) == 0 and out.bboxes.shape == (0, 4)
+    out = _step(tracker, [_box(10, 10), _box(200, 10), _box(400, 10)], 2)
+    assert out.ids.tolist() == [3, 2, 1]
+    np.testing.assert_allclose(out.bboxes, np.array([_box(400, 10), _box(200, 10), _box(10, 10)]))
+
+
+@pytest.mark.parametrize('boxes, scores, message', [
+    ([[0, 0, np.nan, 10]], [0.9], 'NaN'),
+    ([[0, 0, 10, 10]], [np.inf], 'infinite'),
+    ([[10, 0, 0, 10]], [0.9], 'negative size'),
+    ([[0, 0, 10, 10]], [0.9, 0.8], '1 boxes but 2 scores'),
+])
+def test_bad_detections_raise(boxes, scores, message):
+    with pytest.raises(ValueError, match=message):
+        SORTTracker().update(np.array(boxes, np.float64), np.array(scores), 1)
+
+
+def test_entry_point_registers_sort_tracker(tmp_path):
+    """pip-installed into a private site directory (not the venv), the plugin makes type='SORTTracker' buildable."""
+    src, site = str(tmp_path / 'src'), str(tmp_path / 'site')
+    # install from a copy, so that pip's build/ and *.egg-info stay out of the plugin's folder
+    shutil.copytree(PLUGIN, src, ignore=shutil.ignore_patterns('build', '*.egg-info', '__pycache__'))
+    run([sys.executable, '-m', 'pip', 'install', '--quiet', '--no-deps', '--no-build-isolation',
+         '--disable-pip-version-check', '--target', site, src])
+    proc = python('-c', textwrap.dedent('''
+        from vastmat.plugins import load_plugins
+        from vastmat.registry import MODELS
+        tracker = MODELS.build(dict(type='SORTTracker', min_hits=2))
+        print(type(tracker).__module__, tracker.max_age, tracker.min_hits, tracker.iou_threshold)
+        print(load_plugins().loaded['sort'])
+    '''), env={'PYTHONPATH': osp.pathsep.join([site, REPO])})
+    assert 'vastmat_sort.sort_tracker 1 2 0.3' in proc.stdout
+    assert 'vastmat-sort 0.1.0' in proc.stdout

@@ -1,0 +1,179 @@
+#!/usr/bin/env python
+"""Benchmark: frames per second of the association alone (tracker updates on cached detections), per tracker and
+matcher, side by side with mmdet's ByteTracker on the same detections (and BoxMOT's ByteTrack when installed).
+
+    python tools/benchmark/association_speed.py --data-root DIR [--det-root DIR] [--videos N] [--repeats R]
+        [--matchers iou diou cda_fixed cda_adaptive] [--out FILE.json]
+
+``--data-root`` is a MOTChallenge split folder (``<video>/seqinfo.ini``) or a VastMAT root; detections come from
+``<video>/det/det.txt`` or ``--det-root``. AnimalTrack train at 10 FPS with simulated detections:
+
+    python tools/data/simulate_detections.py --data-root ../shared/data/AnimalTrack/train --out /tmp/at10 --stride 3
+    python tools/benchmark/association_speed.py --data-root /tmp/at10
+
+Only ``tracker.update`` is timed: detections are read and converted (to mmdet's data samples for mmdet) before.
+Each tracker runs every video ``--repeats`` times; the best total counts (interleaved, so drift of the machine's
+speed affects all alike). Goals (issue 6): ByteTracker >= 5x mmdet's ByteTracker frames/s; CDA adds <= 5% to the
+tracking time over IoU; the optimised ByteTracker's tracks identical to the line-by-line port (checked here too).
+"""
+import argparse
+import importlib.util
+import os.path as osp
+import time
+from typing import Callable
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from tqdm import tqdm
+
+from vastmat.datasets.sequences import list_sequences, load_sequence
+from vastmat.models.mot.cached_detections import CachedDetections
+from vastmat.utils.io import write_json_atomic
+
+REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+
+def load_videos(data_root: str, det_root: str | None, limit: int | None) -> list[dict]:
+    """Per video: frame rate and, per frame, (boxes xyxy, scores)."""
+    cache = CachedDetections(det_root or data_root)
+    videos = []
+    for name in list_sequences(data_root)[:limit]:
+        sequence = load_sequence(data_root, name, with_gt=False)
+        frames = [cache.get(name, frame) for frame in range(1, sequence.length + 1)]
+        videos.append(dict(name=name, frame_rate=float(sequence.frame_rate or 30), frames=frames))
+    return videos
+
+
+def vastmat_runner(tracker_cfg: dict) -> Callable:
+    from vastmat.registry import MODELS
+    tracker = MODELS.build(tracker_cfg)
+
+    def run(video: dict, prepared) -> list:
+        tracker.reset(video['frame_rate'])
+        return [tracker.update(boxes, scores, i + 1) for i, (boxes, scores) in enumerate(video['frames'])]
+    return run
+
+
+def reference_runner() -> Callable:
+    from vastmat.models.trackers.byte_tracker_reference import ReferenceByteTracker
+    tracker = ReferenceByteTracker()
+
+    def run(video: dict, prepared) -> list:
+        tracker.reset(video['frame_rate'])
+        return [tracker.update(boxes, scores, i + 1) for i, (boxes, scores) in enumerate(video['frames'])]
+    return run
+
+
+def mmdet_prepare(video: dict) -> list:
+    import torch
+    from mmdet.structures import DetDataSample
+    from mmengine.structures import InstanceData
+    samples = []
+    for i, (boxes, scores) in enumerate(video['frames']):
+        sample = DetDataSample(metainfo=dict(frame_id=i))
+        sample.pred_instances = InstanceData(bboxes=torch.from_numpy(boxes).float(),
+                                             scores=torch.from_numpy(scores).float(),
+                                             labels=torch.zeros(len(scores), dtype=torch.long))
+        samples.append(sample)
+    return samples
+
+
+def mmdet_runner() -> Callable:
+    from mmdet.registry import MODELS as MMDET_MODELS
+    from mmdet.utils import register_all_modules
+    register_all_modules(init_default_scope=False)
+    # mmdet's configs/bytetrack settings (reference/trackers.md 1)
+    tracker = MMDET_MODELS.build(dict(
+        type='ByteTracker', motion=dict(type='KalmanFilter'), obj_score_thrs=dict(high=0.6, low=0.1),
+        init_track_thr=0.7, weight_iou_with_det_scores=True, match_iou_thrs=dict(high=0.1, low=0.5, tentative=0.3),
+        num_frames_retain=30))
+
+    def run(video: dict, samples: list) -> list:
+        tracker.reset()
+        return [tracker.track(sample) for sample in samples]
+    return run
+
+
+def boxmot_runner() -> Callable | None:
+    if importlib.util.find_spec('boxmot') is None:
+        return None
+    from boxmot import ByteTrack  # optional; BoxMOT >= 10
+
+    def run(video: dict, prepared) -> list:
+        tracker = ByteTrack(frame_rate=int(video['frame_rate']))
+        image = np.zeros((8, 8, 3), np.uint8)
+        return [tracker.update(np.column_stack([b, s, np.zeros(len(s))]), image) for b, s in video['frames']]
+    return run
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--data-root', required=True)
+    parser.add_argument('--det-root', help='folder of <video>.txt or MOTChallenge split with <video>/det/det.txt')
+    parser.add_argument('--videos', type=int, help='only the first N videos')
+    parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--matchers', nargs='+', default=['iou', 'diou', 'cda_fixed', 'cda_adaptive'],
+                        help='names of configs/matchers/*.py')
+    parser.add_argument('--out', help='JSON file for the results')
+    args = parser.parse_args(argv)
+
+    from mmengine.config import Config
+    videos = load_videos(args.data_root, args.det_root, args.videos)
+    num_frames = sum(len(v['frames']) for v in videos)
+    num_dets = sum(len(s) for v in videos for _, s in v['frames'])
+    runners: dict[str, tuple[Callable, Callable | None]] = {}
+    for name in args.matchers:
+        matcher = Config.fromfile(osp.join(REPO, 'configs', 'matchers', f'{name}.py')).matcher.to_dict()
+        runners[f'ByteTracker ({name})'] = (vastmat_runner(dict(type='ByteTracker', matcher=matcher)), None)
+    runners['ByteTracker reference (per-track, official structure)'] = (reference_runner(), None)
+    runners['mmdet ByteTracker'] = (mmdet_runner(), mmdet_prepare)
+    if importlib.util.find_spec('vastmat_sort') is not None:
+        runners['SORTTracker (plugin)'] = (vastmat_runner(dict(type='SORTTracker')), None)
+    boxmot = boxmot_runner()
+    if boxmot is not None:
+        runners['BoxMOT ByteTrack'] = (boxmot, None)
+
+    prepared = {name: [prep(v) if prep else None for v in videos] for name, (_, prep) in runners.items()}
+    # per video, the best of the repeats; the trackers interleaved video by video so that drift of the machine's
+    # speed affects them alike
+    best = {name: [float('inf')] * len(videos) for name in runners}
+    outputs: dict[str, list] = {name: [None] * len(videos) for name in runners}
+    for _ in tqdm(range(args.repeats), desc='repeats'):
+        for v, video in enumerate(videos):
+            for name, (run, _) in runners.items():
+                start = time.perf_counter()
+                outputs[name][v] = run(video, prepared[name][v])
+                best[name][v] = min(best[name][v], time.perf_counter() - start)
+    best = {name: sum(times) for name, times in best.items()}
+
+    fast, ref = outputs.get('ByteTracker (iou)'), outputs['ByteTracker reference (per-track, official structure)']
+    identical = None
+    if fast is not None:
+        identical = all(np.array_equal(a.ids, b.ids) and np.allclose(a.bboxes, b.bboxes, atol=1e-6)
+                        for va, vb in zip(fast, ref) for a, b in zip(va, vb))
+    mmdet_fps = num_frames / best['mmdet ByteTracker']
+    results = dict(videos=len(videos), frames=num_frames, detections=num_dets, identical_to_reference=identical,
+                   trackers={name: dict(seconds=t, fps=num_frames / t, ratio_to_mmdet=num_frames / t / mmdet_fps)
+                             for name, t in best.items()})
+    if 'ByteTracker (iou)' in best:
+        results['overhead_vs_iou'] = {name: best[name] / best['ByteTracker (iou)'] - 1 for name in best
+                                      if name.startswith('ByteTracker (')}
+
+    table = Table(title=f'Association speed: {len(videos)} videos, {num_frames} frames, {num_dets} detections')
+    for column in ('tracker', 'seconds', 'frames/s', 'x mmdet ByteTracker', 'time vs IoU'):
+        table.add_column(column, justify='left' if column == 'tracker' else 'right')
+    for name, row in results['trackers'].items():
+        overhead = results.get('overhead_vs_iou', {}).get(name)
+        table.add_row(name, f'{row["seconds"]:.3f}', f'{row["fps"]:.0f}', f'{row["ratio_to_mmdet"]:.2f}',
+                      '' if overhead is None else f'{overhead:+.1%}')
+    console = Console()
+    console.print(table)
+    console.print(f'ByteTracker (iou) tracks identical to the per-track reference: {identical}')
+    if args.out:
+        write_json_atomic(results, args.out)
+    return results
+
+
+if __name__ == '__main__':
+    main()
