@@ -83,6 +83,7 @@ class VastMATDataset(BaseVideoDataset):
                 images.append(dict(
                     img_id=img_id, img_path=sequence.image_path(frame_index + 1), frame_id=frame_index,
                     video_id=video_id, video_name=name, video_length=sequence.length,
+                    frame_rate=info.get('frameRate'),
                     height=info.get('imHeight'), width=info.get('imWidth'), instances=instances))
                 img_id += 1
             videos.append(dict(video_id=video_id, video_name=name, video_length=sequence.length, images=images))

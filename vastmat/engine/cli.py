@@ -107,6 +107,45 @@ def load_config(args: argparse.Namespace) -> Config:
     return adjust_config(cfg)
 
 
+DET_META_KEYS = ('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'flip', 'flip_direction')
+
+
+def _evaluators(cfg_evaluator: Any) -> list:
+    if cfg_evaluator is None:
+        return []
+    if isinstance(cfg_evaluator, dict) and 'metrics' in cfg_evaluator:
+        cfg_evaluator = cfg_evaluator['metrics']
+    return list(cfg_evaluator) if isinstance(cfg_evaluator, (list, tuple)) else [cfg_evaluator]
+
+
+def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
+    """``tools/test.py``'s ``--dump-dets``, ``--det-root`` and ``--data-root``, applied to the test part of a config;
+    tracking results go to ``WORK_DIR/results`` unless the config names another folder."""
+    from vastmat.datasets.sequences import is_vastmat_root
+    dataset = cfg.test_dataloader.dataset
+    if getattr(args, 'dump_dets', None):
+        # the dumper needs each frame's video and index
+        for transform in dataset.get('pipeline', []):
+            if transform.get('type') == 'PackDetInputs':
+                keys = tuple(transform.get('meta_keys', DET_META_KEYS))
+                transform['meta_keys'] = tuple(dict.fromkeys(keys + ('video_name', 'frame_id', 'video_length')))
+    if getattr(args, 'det_root', None):
+        if cfg.model.get('type') != 'TrackingByDetection':
+            raise ValueError(f"--det-root needs a tracking config (model.type='TrackingByDetection'), "
+                             f"not model.type={cfg.model.get('type')!r}")
+        from vastmat.models.mot.tracking_by_detection import CACHED_DETS_PIPELINE
+        cfg.model.det_root = args.det_root
+        cfg.model.detector = None
+        dataset.pipeline = CACHED_DETS_PIPELINE
+    if getattr(args, 'data_root', None):
+        dataset.data_root = args.data_root
+        if not is_vastmat_root(args.data_root):  # a MOTChallenge split folder: all of its videos
+            dataset.protocol = dataset.split = None
+    for metric in _evaluators(cfg.get('test_evaluator')):
+        if metric.get('type') == 'VastMATMetric' and not metric.get('outfile_dir'):
+            metric['outfile_dir'] = cfg.work_dir
+
+
 def build_runner(cfg: Config) -> Runner:
     """Build the runner named by ``runner_type`` (VastMAT's configs use ``VastMATRunner``)."""
     import vastmat.engine  # noqa: F401  (safe checkpoint loading, the runner and its hooks)

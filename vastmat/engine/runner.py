@@ -39,6 +39,15 @@ class VastMATRunner(Runner):
             kwargs['cfg'] = cfg
         super().__init__(*args, **kwargs)
 
+    def wrap_model(self, model_wrapper_cfg: dict | None, model: Any) -> Any:
+        """As mmengine's, except that a model without trainable parameters (a tracker on cached detections) is not
+        wrapped: DistributedDataParallel refuses such a model, and testing needs no gradient synchronisation."""
+        import torch.distributed as torch_dist
+        if torch_dist.is_available() and torch_dist.is_initialized() and not any(
+                p.requires_grad for p in model.parameters()):
+            return model
+        return super().wrap_model(model_wrapper_cfg, model)
+
     def register_hooks(self, default_hooks=None, custom_hooks=None) -> None:
         super().register_hooks(default_hooks, custom_hooks)
         if not any(isinstance(hook, PlainCheckpointHook) for hook in self._hooks):

@@ -1,4 +1,5 @@
 from .det_metric import VastMATDetMetric, coco_detection_stats
+from .dump_detections import DumpTrackingDetections
 from .track_metric import VastMATMetric
 
-__all__ = ['VastMATDetMetric', 'VastMATMetric', 'coco_detection_stats']
+__all__ = ['VastMATDetMetric', 'VastMATMetric', 'DumpTrackingDetections', 'coco_detection_stats']

@@ -1,6 +1,7 @@
 """``VastMATMetric``: TrackEval-backed tracking metrics inside ``tools/test.py``."""
 from __future__ import annotations
 
+import logging
 import os
 import os.path as osp
 import tempfile
@@ -9,6 +10,7 @@ from typing import Sequence
 
 import numpy as np
 from mmdet.evaluation.metrics.base_video_metric import BaseVideoMetric
+from mmengine.logging import print_log
 
 from vastmat.datasets.formats import TrackResults, read_gt, write_gt, write_results
 from vastmat.registry import METRICS
@@ -63,15 +65,23 @@ class VastMATMetric(BaseVideoMetric):
             out_dir = self.outfile_dir or tmp
             specs = [self._write_video(video_dir, records, out_dir, tmp)
                      for video_dir, records in sorted(by_video.items())]
+            without_gt = [osp.basename(d) for d, spec in zip(sorted(by_video), specs) if spec is None]
+            if without_gt:
+                print_log(f'VastMATMetric: results written to {out_dir}/results; {len(without_gt)} video(s) have no '
+                          f'gt/gt.txt and are not scored: {", ".join(without_gt[:5])}', 'current',
+                          level=logging.WARNING)
+            specs = [spec for spec in specs if spec is not None]
+            if not specs:
+                return {}
             per_video = evaluate(specs, self.preset, self.workers)
         if self.outfile_dir:
             write_json_atomic(per_video, osp.join(self.outfile_dir, 'metrics_per_video.json'))
         return {key: per_video['COMBINED'][key] for key in SUMMARY_KEYS}
 
     @staticmethod
-    def _write_video(video_dir: str, records: list[dict], out_dir: str, tmp: str) -> SequenceSpec:
+    def _write_video(video_dir: str, records: list[dict], out_dir: str, tmp: str) -> SequenceSpec | None:
         """Write the video's results (frames numbered in the dataset's order) and, for a strided dataset, the
-        ground truth of the same frames."""
+        ground truth of the same frames; None when the video has no ground truth."""
         name = osp.basename(video_dir)
         records = sorted(records, key=lambda r: r['frame_id'])
         length = records[0]['video_length']
@@ -83,6 +93,8 @@ class VastMATMetric(BaseVideoMetric):
         result_path = osp.join(out_dir, 'results', f'{name}.txt')
         write_results(result_path, results, decimals=3)
         gt_path = osp.join(video_dir, 'gt', 'gt.txt')
+        if not osp.isfile(gt_path):
+            return None
         source = {r['frame_id'] + 1: r['source_frame'] for r in records}
         if any(frame != src for frame, src in source.items()):
             gt = read_gt(gt_path)

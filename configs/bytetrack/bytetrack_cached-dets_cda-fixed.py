@@ -1,0 +1,4 @@
+# ByteTrack on cached detections with the cda_fixed matcher of configs/matchers/cda_fixed.py in all three association stages.
+_base_ = ['./bytetrack_cached-dets.py', '../matchers/cda_fixed.py']
+
+model = dict(tracker=dict(matcher=dict(_delete_=True, **_base_.matcher)))

@@ -1,0 +1,4 @@
+# ByteTrack on cached detections with the diou matcher of configs/matchers/diou.py in all three association stages.
+_base_ = ['./bytetrack_cached-dets.py', '../matchers/diou.py']
+
+model = dict(tracker=dict(matcher=dict(_delete_=True, **_base_.matcher)))

@@ -1,0 +1,42 @@
+# ByteTrack with the tiny YOLOX of configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py on the demo data: the
+# detector-in-the-loop path on a CPU in seconds (tests). The tracker keeps the official defaults except the
+# box-area filter (the demo frames are 160 px wide) and takes every detection the tiny detector gives.
+_base_ = ['../yolox/yolox_debug_1xb4-2it_vastmat-demo.py']
+
+detector = _base_.model
+detector.pop('data_preprocessor')
+del _base_.model
+
+model = dict(
+    type='TrackingByDetection',
+    data_preprocessor=dict(type='TrackingDataPreprocessor', pad_size_divisor=32),
+    detector=detector,
+    tracker=dict(type='ByteTracker', matcher=dict(type='IoU', plus_one=True), min_box_area=None))
+
+tracking_pipeline = [
+    dict(
+        type='TransformBroadcaster',
+        transforms=[
+            dict(type='LoadImageFromFile'),
+            dict(type='Resize', scale=_base_.img_scale, keep_ratio=True),
+            dict(type='Pad', size_divisor=32, pad_val=dict(img=(114.0, 114.0, 114.0))),
+            dict(type='LoadTrackAnnotations'),
+        ]),
+    dict(type='PackTrackInputs', meta_keys=('video_name', 'frame_rate'))
+]
+test_dataloader = dict(
+    _delete_=True,
+    batch_size=1,
+    num_workers=0,
+    sampler=dict(type='TrackImgSampler'),
+    dataset=dict(
+        type='VastMATDataset',
+        data_root=_base_.data_root,
+        protocol='protocol1',
+        split='test',
+        load_as='video',
+        test_mode=True,
+        pipeline=tracking_pipeline))
+val_dataloader = test_dataloader
+test_evaluator = dict(_delete_=True, type='VastMATMetric', preset='vastmat')
+val_evaluator = test_evaluator

@@ -1,0 +1,67 @@
+"""``DumpTrackingDetections``: a detector's boxes written as one det.txt per video, for the trackers to read."""
+from __future__ import annotations
+
+import os
+import os.path as osp
+from collections import defaultdict
+from typing import Sequence
+
+import numpy as np
+from mmengine.evaluator import BaseMetric
+from mmengine.logging import print_log
+
+from vastmat.datasets.formats import Detections, write_detections
+from vastmat.registry import METRICS
+
+
+@METRICS.register_module()
+class DumpTrackingDetections(BaseMetric):
+    """Collects the predicted boxes of every frame and writes ``<out_dir>/<video>.txt`` in the MOT det.txt form
+    (``frame, -1, left, top, width, height, score, -1, -1, -1``; frames numbered as in the dataset, 1-based).
+
+    The data samples need ``video_name`` and ``frame_id`` in their metainfo (``tools/test.py --dump-dets`` adds
+    them to ``PackDetInputs``). Each file is written to a temporary name and renamed. Returns no metric.
+
+    Args:
+        out_dir: the folder of the det files.
+        score_thr: boxes scoring below this are not written (None: every box the detector outputs).
+    """
+
+    def __init__(self, out_dir: str, score_thr: float | None = None, collect_device: str = 'cpu',
+                 prefix: str | None = None) -> None:
+        super().__init__(collect_device=collect_device, prefix=prefix)
+        self.out_dir, self.score_thr = out_dir, score_thr
+
+    def process(self, data_batch: dict, data_samples: Sequence[dict]) -> None:
+        for sample in data_samples:
+            for key in ('video_name', 'frame_id'):
+                if key not in sample:
+                    raise KeyError(f'DumpTrackingDetections: the data samples have no {key!r}; add it to the meta_keys '
+                                   'of PackDetInputs (tools/test.py --dump-dets does)')
+            pred = sample['pred_instances']
+            boxes = pred['bboxes'].cpu().double().numpy().reshape(-1, 4)
+            scores = pred['scores'].cpu().double().numpy()
+            if self.score_thr is not None:
+                keep = scores >= self.score_thr
+                boxes, scores = boxes[keep], scores[keep]
+            self.results.append(dict(video=sample['video_name'], frame=int(sample['frame_id']) + 1,
+                                     video_length=int(sample.get('video_length', 0)), boxes=boxes, scores=scores))
+
+    def compute_metrics(self, results: list) -> dict:
+        by_video = defaultdict(list)
+        for record in results:
+            by_video[record['video']].append(record)
+        os.makedirs(self.out_dir, exist_ok=True)
+        total = 0
+        for video, records in sorted(by_video.items()):
+            records.sort(key=lambda r: r['frame'])
+            boxes = np.concatenate([r['boxes'] for r in records]).reshape(-1, 4)
+            frames = np.concatenate([np.full(len(r['scores']), r['frame']) for r in records]).astype(np.int64)
+            ltwh = np.concatenate([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]], axis=1)
+            dets = Detections(frames, ltwh, np.concatenate([r['scores'] for r in records]), np.zeros((len(frames), 0)),
+                              np.arange(1, len(frames) + 1))
+            write_detections(osp.join(self.out_dir, f'{video}.txt'), dets, decimals=2)
+            total += len(frames)
+        print_log(f'DumpTrackingDetections: {total} boxes of {len(by_video)} videos written to {self.out_dir}',
+                  'current')
+        return {}
