@@ -1,4 +1,5 @@
-# ByteTrack on cached detections with the cda_fixed matcher of configs/matchers/cda_fixed.py in all three association stages.
+# ByteTrack on cached detections with the matcher of configs/matchers/cda_fixed.py
+# in its three association stages.
 _base_ = ['./bytetrack_cached-dets.py', '../matchers/cda_fixed.py']
 
 model = dict(tracker=dict(matcher=dict(_delete_=True, **_base_.matcher)))

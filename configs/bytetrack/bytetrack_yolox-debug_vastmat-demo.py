@@ -19,7 +19,7 @@ tracking_pipeline = [
         transforms=[
             dict(type='LoadImageFromFile'),
             dict(type='Resize', scale=_base_.img_scale, keep_ratio=True),
-            dict(type='Pad', size_divisor=32, pad_val=dict(img=(114.0, 114.0, 114.0))),
+            dict(type='Pad', pad_to_square=True, pad_val=dict(img=(114.0, 114.0, 114.0))),  # as the detector's
             dict(type='LoadTrackAnnotations'),
         ]),
     dict(type='PackTrackInputs', meta_keys=('video_name', 'frame_rate'))

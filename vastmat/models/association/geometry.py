@@ -14,37 +14,54 @@ from typing import Any
 import numpy as np
 
 
+_NUMPY_OPS = SimpleNamespace(maximum=np.maximum, minimum=np.minimum, clip=np.clip, sqrt=np.sqrt, atan=np.arctan,
+                             relu_=lambda x: np.maximum(x, 0.0, out=x))
+
+
 def ops(array: Any) -> SimpleNamespace:
     """numpy or torch versions of the few element-wise functions the matchers need."""
     if isinstance(array, np.ndarray):
-        return SimpleNamespace(maximum=np.maximum, minimum=np.minimum, clip=np.clip, sqrt=np.sqrt, atan=np.arctan,
-                               relu_=lambda x: np.maximum(x, 0.0, out=x))
+        return _NUMPY_OPS
     import torch
     return SimpleNamespace(maximum=torch.maximum, minimum=torch.minimum,
                            clip=lambda x, lo, hi: torch.clamp(x, lo, hi), sqrt=torch.sqrt, atan=torch.atan,
                            relu_=lambda x: x.clamp_(min=0.0))
 
 
+# below this many pairs, broadcasting beats scipy's cdist (whose call overhead dominates small matrices)
+CDIST_MIN_PAIRS = 4096
+
+
 class PairGeometry:
-    """Quantities shared by the IoU family and the centre similarities for one (tracks, detections) pair."""
+    """Quantities shared by the IoU family and the centre similarities for one (tracks, detections) pair.
+
+    Trackers call a matcher once or a few times per frame on small matrices (tens of boxes), where numpy's per-call
+    overhead dominates; the numpy path therefore keeps the number of array operations low (views instead of copies
+    for the track columns, one in-place chain per quantity).
+    """
 
     def __init__(self, a: Any, b: Any, plus_one: bool = False) -> None:
         self.a, self.b, self.plus_one = a, b, plus_one
+        self.is_numpy = isinstance(a, np.ndarray)
         self.xp = ops(a)
         self.one = 1.0 if plus_one else 0.0
-        # contiguous columns: broadcasting strided slices is several times slower than contiguous vectors
-        at, bt = a.T.copy() if isinstance(a, np.ndarray) else a.T.contiguous(), \
-            b.T.copy() if isinstance(b, np.ndarray) else b.T.contiguous()
-        self.ax1, self.ay1, self.ax2, self.ay2 = (at[k][:, None] for k in range(4))  # (n, 1)
-        self.bx1, self.by1, self.bx2, self.by2 = (bt[k][None, :] for k in range(4))  # (1, m)
+        # detections as contiguous rows (the inner loop of every (n, m) operation runs over them); tracks as (n, 1)
+        # column views
+        bt = b.T.copy() if self.is_numpy else b.T.contiguous()
+        self.ax1, self.ay1, self.ax2, self.ay2 = a[:, 0:1], a[:, 1:2], a[:, 2:3], a[:, 3:4]  # (n, 1)
+        self.bx1, self.by1, self.bx2, self.by2 = bt[0][None], bt[1][None], bt[2][None], bt[3][None]  # (1, m)
         self.w_a, self.h_a = self.ax2 - self.ax1 + self.one, self.ay2 - self.ay1 + self.one  # (n, 1)
         self.w_b, self.h_b = self.bx2 - self.bx1 + self.one, self.by2 - self.by1 + self.one  # (1, m)
 
     @cached_property
     def inter(self) -> Any:
+        """Intersection area; with ``plus_one`` as cython_bbox: ``min(x2) - max(x1) + 1``."""
         xp = self.xp
-        iw = xp.minimum(self.ax2 + self.one, self.bx2 + self.one) - xp.maximum(self.ax1, self.bx1)
-        ih = xp.minimum(self.ay2 + self.one, self.by2 + self.one) - xp.maximum(self.ay1, self.by1)
+        iw = xp.minimum(self.ax2, self.bx2) - xp.maximum(self.ax1, self.bx1)
+        ih = xp.minimum(self.ay2, self.by2) - xp.maximum(self.ay1, self.by1)
+        if self.plus_one:
+            iw += 1.0
+            ih += 1.0
         xp.relu_(iw)
         xp.relu_(ih)
         iw *= ih
@@ -60,11 +77,15 @@ class PairGeometry:
 
     @cached_property
     def center_dist(self) -> Any:
-        """Distance of the box centres (numpy: scipy's cdist, one C loop, is faster than broadcasting)."""
-        if isinstance(self.a, np.ndarray):
+        """Distance of the box centres (numpy: scipy's cdist for large matrices, broadcasting for small ones)."""
+        if not self.is_numpy:
+            return self.xp.sqrt(self.center_dist2)
+        a, b = self.a, self.b
+        if len(a) * len(b) >= CDIST_MIN_PAIRS:
             from scipy.spatial.distance import cdist
-            return cdist((self.a[:, :2] + self.a[:, 2:]) / 2, (self.b[:, :2] + self.b[:, 2:]) / 2)
-        return self.xp.sqrt(self.center_dist2)
+            return cdist((a[:, :2] + a[:, 2:]) / 2, (b[:, :2] + b[:, 2:]) / 2)
+        dx = (self.ax1 + self.ax2) / 2 - (self.bx1 + self.bx2) / 2
+        return np.hypot(dx, (self.ay1 + self.ay2) / 2 - (self.by1 + self.by2) / 2, out=dx)
 
     @cached_property
     def center_dist2(self) -> Any:
@@ -90,8 +111,8 @@ class PairGeometry:
 
     @cached_property
     def diag_a(self) -> Any:
-        return self.xp.sqrt(self.w_a ** 2 + self.h_a ** 2)
+        return np.hypot(self.w_a, self.h_a) if self.is_numpy else self.xp.sqrt(self.w_a ** 2 + self.h_a ** 2)
 
     @cached_property
     def diag_b(self) -> Any:
-        return self.xp.sqrt(self.w_b ** 2 + self.h_b ** 2)
+        return np.hypot(self.w_b, self.h_b) if self.is_numpy else self.xp.sqrt(self.w_b ** 2 + self.h_b ** 2)

@@ -10,7 +10,8 @@ from vastmat.datasets.formats import read_detections
 
 
 class CachedDetections:
-    """Per-frame detections of ``<root>/<video>.txt`` or, in a MOTChallenge split folder, ``<root>/<video>/det/det.txt``.
+    """Per-frame detections of ``<root>/<video>.txt`` or, in a MOTChallenge split folder,
+    ``<root>/<video>/det/det.txt``.
 
     Args:
         root: the folder.

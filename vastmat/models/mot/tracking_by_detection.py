@@ -60,7 +60,8 @@ class TrackingByDetection(BaseMOTModel):
         raise NotImplementedError('TrackingByDetection is test-only: train the detector with its own config '
                                   '(configs/yolox/), then test the tracking config with --checkpoint')
 
-    def _detect(self, inputs: torch.Tensor | None, frame_index: int, frame_sample: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _detect(self, inputs: torch.Tensor | None, frame_index: int,
+                frame_sample: Any) -> tuple[np.ndarray, np.ndarray]:
         if self.detections is not None:
             return self.detections.get(frame_sample.video_name, frame_sample.frame_id + 1)
         if self.detector is None or inputs is None:

@@ -123,7 +123,8 @@ class ByteTracker(BaseTracker):
         return similarity.scores if similarity.gate is None else similarity.scores * similarity.gate
 
     @staticmethod
-    def _stage_cost(similarity: np.ndarray, rows: np.ndarray, cols: np.ndarray, scores: np.ndarray | None) -> np.ndarray:
+    def _stage_cost(similarity: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                    scores: np.ndarray | None) -> np.ndarray:
         sim = similarity[np.ix_(rows, cols)]
         if scores is not None:
             sim = sim * scores[cols][None, :]

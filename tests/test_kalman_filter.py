@@ -1,0 +1,40 @@
+"""The batched xyah Kalman filter equals mmdet's (= ByteTrack's) filter track by track."""
+import numpy as np
+from mmdet.models.task_modules.tracking import KalmanFilter
+
+from vastmat.models.motion import KalmanFilterXYAH, tlwh_to_xyah, xyah_to_xyxy, xyxy_to_xyah
+
+
+def test_batched_filter_equals_mmdet_per_track():
+    rng = np.random.default_rng(0)
+    measurements = np.column_stack([rng.uniform(0, 1000, (6, 2)), rng.uniform(0.3, 3, 6), rng.uniform(20, 300, 6)])
+    ours, theirs = KalmanFilterXYAH(), KalmanFilter()
+    mean, cov = ours.initiate(measurements)
+    singles = [theirs.initiate(m) for m in measurements]
+    for step in range(5):
+        mean, cov = ours.predict(mean, cov)
+        singles = [theirs.predict(m, c) for m, c in singles]
+        z = measurements + rng.normal(0, 3, measurements.shape) * [1, 1, 0.01, 1]
+        mean, cov = ours.update(mean, cov, z)
+        singles = [theirs.update(m, c, zi) for (m, c), zi in zip(singles, z)]
+        np.testing.assert_allclose(mean, np.array([m for m, _ in singles]), rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(cov, np.array([c for _, c in singles]), rtol=1e-10, atol=1e-9)
+
+
+def test_initiate_and_predict_values_by_hand():
+    kf = KalmanFilterXYAH()
+    mean, cov = kf.initiate(np.array([[10.0, 20.0, 0.5, 100.0]]))
+    assert mean.tolist() == [[10, 20, 0.5, 100, 0, 0, 0, 0]]
+    # std: 2 * h / 20 = 10 for positions, 1e-2 for the aspect, 10 * h / 160 = 6.25 for velocities
+    np.testing.assert_allclose(np.diag(cov[0]), [100, 100, 1e-4, 100, 6.25 ** 2, 6.25 ** 2, 1e-10, 6.25 ** 2])
+    moved = mean.copy()
+    moved[0, 4:] = [1, 2, 0, 3]
+    predicted, _ = kf.predict(moved, cov)
+    assert predicted[0, :4].tolist() == [11, 22, 0.5, 103]
+
+
+def test_box_conversions_round_trip():
+    boxes = np.array([[10.0, 20.0, 50.0, 100.0], [0.5, 0.25, 3.0, 9.0]])
+    np.testing.assert_allclose(xyah_to_xyxy(xyxy_to_xyah(boxes)), boxes, atol=1e-12)
+    tlwh = np.column_stack([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]])
+    np.testing.assert_allclose(tlwh_to_xyah(tlwh), xyxy_to_xyah(boxes), atol=1e-12)
