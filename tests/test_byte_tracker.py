@@ -92,7 +92,7 @@ def simulated_animaltrack(tmp_path_factory):
 
 
 @needs_animaltrack
-@pytest.mark.parametrize('matcher', [None, dict(type='DIoU'), dict(type='CDA'), dict(type='CDA', mode='forward'),
+@pytest.mark.parametrize('matcher', [None, dict(type='CDA', mode='forward'),
                                      dict(type='CDA', gate=dict(type='NormDIoUGate', thr=0.10))])
 def test_identical_to_the_per_track_port_on_animaltrack(simulated_animaltrack, matcher):
     names = sorted(os.listdir(simulated_animaltrack))[::4]  # 8 of the 32 videos

@@ -19,6 +19,7 @@ tracking time over IoU; the optimised ByteTracker's tracks identical to the line
 import argparse
 import importlib.util
 import os.path as osp
+import sys
 import time
 from typing import Callable
 
@@ -128,8 +129,10 @@ def main(argv=None) -> dict:
         runners[f'ByteTracker ({name})'] = (vastmat_runner(dict(type='ByteTracker', matcher=matcher)), None)
     runners['ByteTracker reference (per-track, official structure)'] = (reference_runner(), None)
     runners['mmdet ByteTracker'] = (mmdet_runner(), mmdet_prepare)
-    if importlib.util.find_spec('vastmat_sort') is not None:
-        runners['SORTTracker (plugin)'] = (vastmat_runner(dict(type='SORTTracker')), None)
+    if importlib.util.find_spec('vastmat_sort') is None:  # not pip-installed: the copy in this repository
+        sys.path.insert(0, osp.join(REPO, 'plugins', 'vastmat-sort'))
+    import vastmat_sort.sort_tracker  # noqa: F401  (registers SORTTracker)
+    runners['SORTTracker (plugin)'] = (vastmat_runner(dict(type='SORTTracker')), None)
     boxmot = boxmot_runner()
     if boxmot is not None:
         runners['BoxMOT ByteTrack'] = (boxmot, None)

@@ -1,0 +1,77 @@
+"""The full-size configs build (YOLOX-X for both protocols, ByteTrack with YOLOX-X in the loop), YOLOX-X computes its
+losses on the CPU, and a detector checkpoint loads into the tracking model's detector."""
+import os.path as osp
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.registry import DefaultScope
+
+from conftest import REPO
+
+CONFIGS = osp.join(REPO, 'configs')
+
+
+@pytest.fixture(autouse=True)
+def vastmat_scope():
+    import vastmat.models  # noqa: F401
+    name = f'test-{id(object())}'
+    DefaultScope.get_instance(name, scope_name='vastmat')
+    yield
+
+
+def build(config: str, **overrides):
+    from vastmat.registry import MODELS
+    cfg = Config.fromfile(osp.join(CONFIGS, config))
+    cfg.model.update(overrides)
+    return cfg, MODELS.build(cfg.model)
+
+
+@pytest.mark.parametrize('protocol', ['p1', 'p2'])
+def test_yolox_x_config(protocol):
+    cfg, model = build(f'yolox/yolox_x_8xb4-80e_vastmat-{protocol}.py')
+    assert cfg.default_scope == 'vastmat' and cfg.runner_type == 'VastMATRunner'
+    assert cfg.train_dataloader.dataset.dataset.protocol == cfg.test_dataloader.dataset.protocol == \
+        f'protocol{protocol[1]}'
+    assert cfg.model.bbox_head.num_classes == 1 and cfg.train_cfg.max_epochs == 80
+    assert [h['type'] for h in cfg.custom_hooks] == ['YOLOXModeSwitchHook', 'SyncNormHook', 'EMAHook']
+    assert 98e6 < sum(p.numel() for p in model.parameters()) < 100e6  # YOLOX-X: 99.0M
+
+
+def test_yolox_x_losses_and_backward_on_cpu():
+    from mmdet.structures import DetDataSample
+    from mmengine.structures import InstanceData
+    _, model = build('yolox/yolox_x_8xb4-80e_vastmat-p1.py')
+    sample = DetDataSample(metainfo=dict(img_shape=(128, 128), ori_shape=(128, 128), batch_input_shape=(128, 128)))
+    sample.gt_instances = InstanceData(bboxes=torch.tensor([[20.0, 30.0, 90.0, 100.0]]), labels=torch.tensor([0]))
+    losses = model.loss(torch.rand(1, 3, 128, 128) * 255, [sample])
+    assert set(losses) == {'loss_cls', 'loss_bbox', 'loss_obj'}
+    total = sum(losses.values())
+    total.backward()
+    assert torch.isfinite(total) and model.backbone.stem.conv.conv.weight.grad.abs().sum() > 0
+
+
+def test_bytetrack_with_yolox_x_loads_a_detector_checkpoint():
+    cfg, model = build('bytetrack/bytetrack_yolox-x_vastmat-p1.py')
+    assert type(model).__name__ == 'TrackingByDetection' and type(model.detector).__name__ == 'YOLOX'
+    assert model.tracker.first_solver.cost_limit == 0.6
+    detector_state = {k: torch.full_like(v, 0.5) for k, v in model.detector.state_dict().items()
+                      if v.dtype.is_floating_point}
+    model.load_state_dict(detector_state, strict=False)  # keys without the 'detector.' prefix
+    assert torch.all(model.detector.backbone.stem.conv.conv.weight == 0.5)
+    _, p2 = build('bytetrack/bytetrack_yolox-x_vastmat-p2.py')
+    assert Config.fromfile(osp.join(CONFIGS, 'bytetrack/bytetrack_yolox-x_vastmat-p2.py')
+                           ).test_dataloader.dataset.protocol == 'protocol2'
+
+
+def test_cached_dets_configs_select_their_matchers():
+    expected = {'bytetrack_cached-dets.py': 'IoU', 'bytetrack_cached-dets_diou.py': 'DIoU',
+                'bytetrack_cached-dets_cda-fixed.py': 'CDA', 'bytetrack_cached-dets_cda-adaptive.py': 'CDA',
+                'bytetrack_cached-dets_cda-fixed-diou-gate.py': 'CDA'}
+    for name, matcher in expected.items():
+        cfg = Config.fromfile(osp.join(CONFIGS, 'bytetrack', name))
+        assert cfg.model.tracker.matcher.type == matcher, name
+    adaptive = Config.fromfile(osp.join(CONFIGS, 'bytetrack', 'bytetrack_cached-dets_cda-adaptive.py'))
+    assert adaptive.model.tracker.matcher.mode == 'forward' and 'plus_one' not in adaptive.model.tracker.matcher
+    with pytest.raises(ValueError, match='needs a detector or cached detections'):
+        build('bytetrack/bytetrack_cached-dets.py', det_root=None)
