@@ -188,3 +188,17 @@ def test_bad_input_is_named(tmp_path):
     proc = python('tools/test.py', BYTETRACK, '--det-root', bad, '--data-root', TUD, '--work-dir', tmp_path / 'w3',
                   '--cfg-options', 'test_dataloader.dataset.videos=[TUD-Campus]', check=False)
     assert proc.returncode != 0 and 'TUD-Campus.txt:4' in proc.stdout
+
+
+@needs_tud
+def test_association_speed_benchmark_runs_and_checks_identity(tmp_path):
+    """Timings are not asserted (tools/benchmark/ is for them); the script runs every tracker on the same
+    detections, writes its JSON and finds the optimised ByteTracker identical to the per-track port."""
+    out = tmp_path / 'speed.json'
+    proc = python('tools/benchmark/association_speed.py', '--data-root', TUD, '--repeats', '1', '--matchers', 'iou',
+                  'cda_fixed', '--out', out)
+    result = json.load(open(out))
+    assert result['identical_to_reference'] is True and result['frames'] == 250
+    assert set(result['trackers']) == {'ByteTracker (iou)', 'ByteTracker (cda_fixed)', 'mmdet ByteTracker',
+                                       'ByteTracker reference (per-track, official structure)', 'SORTTracker (plugin)'}
+    assert 'frames/s' in proc.stdout
