@@ -99,10 +99,12 @@ def mmdet_runner() -> Callable:
 def boxmot_runner() -> Callable | None:
     if importlib.util.find_spec('boxmot') is None:
         return None
-    from boxmot import ByteTrack  # optional; BoxMOT >= 10
+    from boxmot import ByteTrack  # optional (checked with BoxMOT 25)
 
     def run(video: dict, prepared) -> list:
-        tracker = ByteTrack(frame_rate=int(video['frame_rate']))
+        # the official ByteTrack defaults (BoxMOT's own are 0.45 / 0.8 / 25)
+        tracker = ByteTrack(min_conf=0.1, track_thresh=0.6, match_thresh=0.9, track_buffer=30,
+                            frame_rate=int(video['frame_rate']))
         image = np.zeros((8, 8, 3), np.uint8)
         return [tracker.update(np.column_stack([b, s, np.zeros(len(s))]), image) for b, s in video['frames']]
     return run
