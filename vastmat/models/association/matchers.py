@@ -17,7 +17,7 @@ import numpy as np
 
 from vastmat.registry import MATCHERS
 
-from .geometry import PairGeometry
+from .geometry import CDIST_MIN_PAIRS, PairGeometry
 
 
 @dataclass
@@ -136,6 +136,16 @@ def center_similarity(g: PairGeometry, denominator: str = 'mean', weight: float 
     stays within 1.5x the cost of IoU.
     """
     xp = g.xp
+    if denominator == 'mean' and g.is_numpy and g.a.shape[0] * g.b.shape[0] < CDIST_MIN_PAIRS:
+        # small matrices (a tracker's frame): few array operations. With centre *sums* (twice the centres),
+        # |sum_a - sum_b| / (diag_a + diag_b) = d / ((diag_a + diag_b) / 2), no halving needed.
+        ratio = np.hypot((g.ax1 + g.ax2) - (g.bx1 + g.bx2), (g.ay1 + g.ay2) - (g.by1 + g.by2))
+        ratio /= g.diag_a + g.diag_b
+        np.subtract(1.0, ratio, out=ratio)
+        np.maximum(ratio, 0.0, out=ratio)
+        if weight != 1.0:
+            ratio *= weight
+        return ratio
     if denominator == 'mean':
         # weight * (1 - d / ((da + db) / 2)) = weight - d / ((da + db) / (2 * weight))
         scale = g.diag_a / (2.0 * weight) + g.diag_b / (2.0 * weight)
