@@ -70,18 +70,6 @@ def test_sort_plugin_reproduces_the_official_sort_output_and_metrics(sort_site, 
 
 
 @needs_tud
-@pytest.mark.parametrize('config, options', [
-    (osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets_cda-adaptive.py'), []),
-    (BYTETRACK, ['model.tracker.matcher.type=DIoU'])])
-def test_bytetrack_on_tud_from_config_or_cfg_options(config, options, tmp_path):
-    proc = python('tools/test.py', config, '--det-root', TUD, '--data-root', TUD, '--work-dir', tmp_path,
-                  '--cfg-options', 'test_evaluator.preset=mot15', *options)
-    metrics = json.load(open(tmp_path / 'metrics.json'))
-    assert 0.4 < metrics['vastmat/HOTA'] < 0.7 and 'vastmat/IDF1' in proc.stdout
-    assert sorted(os.listdir(tmp_path / 'results')) == ['TUD-Campus.txt', 'TUD-Stadtmitte.txt']
-
-
-@needs_tud
 def test_matchers_change_the_tracks_and_iou_matches_the_tracker_run_directly(tmp_path):
     """tools/test.py's results equal the tracker driven frame by frame; CDA gives other tracks than IoU."""
     from vastmat.datasets.formats import ltwh_to_xyxy, read_detections
