@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from vastmat.datasets.formats import ltwh_to_xyxy, xyxy_to_ltwh
 from vastmat.registry import MATCHERS, MODELS
 
 from ..association.solvers import LapJV
@@ -37,16 +38,15 @@ TRACKED, LOST, REMOVED = 1, 2, 3
 
 
 class Track:
-    """One ByteTrack track (the official ``STrack`` fields)."""
+    """One ByteTrack track: the official ``STrack`` fields the algorithm reads (its ``tracklet_len`` is never
+    read, so it is not kept)."""
 
-    __slots__ = ('track_id', 'mean', 'covariance', 'score', 'state', 'is_activated', 'frame_id', 'start_frame',
-                 'tracklet_len')
+    __slots__ = ('track_id', 'mean', 'covariance', 'score', 'state', 'is_activated', 'frame_id', 'start_frame')
 
     def __init__(self, track_id: int, mean: np.ndarray, covariance: np.ndarray, score: float, frame_id: int) -> None:
         self.track_id, self.mean, self.covariance, self.score = track_id, mean, covariance, score
         self.state, self.is_activated = TRACKED, frame_id == 1
         self.frame_id = self.start_frame = frame_id
-        self.tracklet_len = 0
 
 
 def track_boxes(tracks: list[Track]) -> np.ndarray:
@@ -141,18 +141,18 @@ class ByteTracker(BaseTracker):
         for t, m, c in zip(tracks, mean, covariance):
             t.mean, t.covariance = m, c
 
-    def _apply_updates(self, updates: list[tuple[Track, int, bool]], tlwh: np.ndarray, scores: np.ndarray) -> None:
-        """Kalman update of every matched track at once; ``(track, detection index, reactivate)``."""
+    def _apply_updates(self, updates: list[tuple[Track, int]], tlwh: np.ndarray, scores: np.ndarray) -> None:
+        """Kalman update of every matched track at once (the official ``update`` / ``re_activate``);
+        ``(track, detection index)``."""
         if not updates:
             return
-        tracks = [u[0] for u in updates]
-        index = np.array([u[1] for u in updates])
+        tracks = [t for t, _ in updates]
+        index = np.array([j for _, j in updates])
         mean, covariance = self.kalman_filter.update(
             np.array([t.mean for t in tracks]), np.array([t.covariance for t in tracks]),
             tlwh_to_xyah(tlwh[index]))
-        for (t, j, reactivate), m, c in zip(updates, mean, covariance):
+        for (t, j), m, c in zip(updates, mean, covariance):
             t.mean, t.covariance, t.score = m, c, float(scores[j])
-            t.tracklet_len = 0 if reactivate else t.tracklet_len + 1
             t.state, t.is_activated, t.frame_id = TRACKED, True, self.frame_id
 
     # ----------------------------------------------------------------------------------------------------- update
@@ -164,8 +164,8 @@ class ByteTracker(BaseTracker):
         # all detections used this frame, in one array: high first, then second
         used = np.concatenate([bboxes[high], bboxes[second]])
         # the original keeps detections as left, top, width, height and recomputes x2 = left + width for costs
-        tlwh = np.concatenate([used[:, :2], used[:, 2:] - used[:, :2]], axis=1)
-        boxes = np.concatenate([tlwh[:, :2], tlwh[:, :2] + tlwh[:, 2:]], axis=1)
+        tlwh = xyxy_to_ltwh(used)
+        boxes = ltwh_to_xyxy(tlwh)
         det_scores = np.concatenate([scores[high], scores[second]])
         num_high = int(high.sum())
         high_idx = np.arange(num_high)
@@ -180,38 +180,32 @@ class ByteTracker(BaseTracker):
         # official per-stage matrices); the matcher's fixed cost is paid once per frame
         similarity = self._similarity(pool + unconfirmed, boxes, num_high)
         fuse_scores = det_scores if self.fuse_score else None
-        updates: list[tuple[Track, int, bool]] = []  # (track, row of `boxes`, re-activation)
+        updates: list[tuple[Track, int]] = []  # (track, row of `boxes`)
         activated, refound, new_lost = [], [], []
 
-        # 1. high-score detections against tracked and lost tracks
+        # 1. high-score detections against tracked and lost tracks (a lost one matched here is re-activated)
         first = self.first_solver(self._stage_cost(similarity, np.arange(len(pool)), high_idx, fuse_scores))
         for i, j in first.matches:
-            track = pool[i]
-            reactivate = track.state != TRACKED
-            updates.append((track, int(high_idx[j]), reactivate))
-            (refound if reactivate else activated).append(track)
+            updates.append((pool[i], int(j)))  # high detections are the first rows of `boxes`
+            (activated if pool[i].state == TRACKED else refound).append(pool[i])
 
         # 2. low-score detections against the remaining tracks that were tracked (lost ones excluded)
         remaining_rows = np.array([i for i in first.unmatched_rows if pool[i].state == TRACKED], np.int64)
         remaining = [pool[i] for i in remaining_rows]
         second_stage = self.second_solver(self._stage_cost(similarity, remaining_rows, second_idx, None))
         for i, j in second_stage.matches:
-            track = remaining[i]
-            reactivate = track.state != TRACKED
-            updates.append((track, int(second_idx[j]), reactivate))
-            (refound if reactivate else activated).append(track)
-        for i in second_stage.unmatched_rows:
-            track = remaining[i]
-            if track.state != LOST:
-                track.state = LOST
-                new_lost.append(track)
+            updates.append((remaining[i], int(second_idx[j])))
+            activated.append(remaining[i])
+        for i in second_stage.unmatched_rows:  # all of them were tracked until now
+            remaining[i].state = LOST
+            new_lost.append(remaining[i])
 
         # 3. unconfirmed tracks against the high-score detections left over
-        left = high_idx[first.unmatched_cols]
+        left = first.unmatched_cols
         unconfirmed_rows = np.arange(len(pool), len(pool) + len(unconfirmed))
         third = self.unconfirmed_solver(self._stage_cost(similarity, unconfirmed_rows, left, fuse_scores))
         for i, j in third.matches:
-            updates.append((unconfirmed[i], int(left[j]), False))
+            updates.append((unconfirmed[i], int(left[j])))
             activated.append(unconfirmed[i])
         removed = []
         for i in third.unmatched_rows:
