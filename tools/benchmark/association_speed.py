@@ -46,19 +46,11 @@ def load_videos(data_root: str, det_root: str | None, limit: int | None) -> list
     return videos
 
 
-def vastmat_runner(tracker_cfg: dict) -> Callable:
-    from vastmat.registry import MODELS
-    tracker = MODELS.build(tracker_cfg)
-
-    def run(video: dict, prepared) -> list:
-        tracker.reset(video['frame_rate'])
-        return [tracker.update(boxes, scores, i + 1) for i, (boxes, scores) in enumerate(video['frames'])]
-    return run
-
-
-def reference_runner() -> Callable:
-    from vastmat.models.trackers.byte_tracker_reference import ReferenceByteTracker
-    tracker = ReferenceByteTracker()
+def vastmat_runner(tracker: dict | object) -> Callable:
+    """Runs a VastMAT tracker (a config, or a tracker object) over a video."""
+    if isinstance(tracker, dict):
+        from vastmat.registry import MODELS
+        tracker = MODELS.build(tracker)
 
     def run(video: dict, prepared) -> list:
         tracker.reset(video['frame_rate'])
@@ -129,7 +121,8 @@ def main(argv=None) -> dict:
     for name in args.matchers:
         matcher = Config.fromfile(osp.join(REPO, 'configs', 'matchers', f'{name}.py')).matcher.to_dict()
         runners[f'ByteTracker ({name})'] = (vastmat_runner(dict(type='ByteTracker', matcher=matcher)), None)
-    runners['ByteTracker reference (per-track, official structure)'] = (reference_runner(), None)
+    from vastmat.models.trackers.byte_tracker_reference import ReferenceByteTracker
+    runners['ByteTracker reference (per-track, official structure)'] = (vastmat_runner(ReferenceByteTracker()), None)
     runners['mmdet ByteTracker'] = (mmdet_runner(), mmdet_prepare)
     if importlib.util.find_spec('vastmat_sort') is None:  # not pip-installed: the copy in this repository
         sys.path.insert(0, osp.join(REPO, 'plugins', 'vastmat-sort'))

@@ -107,9 +107,6 @@ def load_config(args: argparse.Namespace) -> Config:
     return adjust_config(cfg)
 
 
-DET_META_KEYS = ('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'flip', 'flip_direction')
-
-
 def _evaluators(cfg_evaluator: Any) -> list:
     if cfg_evaluator is None:
         return []
@@ -125,9 +122,11 @@ def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
     dataset = cfg.test_dataloader.dataset
     if getattr(args, 'dump_dets', None):
         # the dumper needs each frame's video and index
+        from mmdet.datasets.transforms import PackDetInputs
+        default_keys = inspect.signature(PackDetInputs.__init__).parameters['meta_keys'].default
         for transform in dataset.get('pipeline', []):
             if transform.get('type') == 'PackDetInputs':
-                keys = tuple(transform.get('meta_keys', DET_META_KEYS))
+                keys = tuple(transform.get('meta_keys', default_keys))
                 transform['meta_keys'] = tuple(dict.fromkeys(keys + ('video_name', 'frame_id', 'video_length')))
     if getattr(args, 'det_root', None):
         if cfg.model.get('type') != 'TrackingByDetection':

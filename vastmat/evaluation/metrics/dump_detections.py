@@ -1,7 +1,6 @@
 """``DumpTrackingDetections``: a detector's boxes written as one det.txt per video, for the trackers to read."""
 from __future__ import annotations
 
-import os
 import os.path as osp
 from collections import defaultdict
 from typing import Sequence
@@ -10,7 +9,7 @@ import numpy as np
 from mmengine.evaluator import BaseMetric
 from mmengine.logging import print_log
 
-from vastmat.datasets.formats import Detections, write_detections
+from vastmat.datasets.formats import Detections, write_detections, xyxy_to_ltwh
 from vastmat.registry import METRICS
 
 
@@ -44,21 +43,20 @@ class DumpTrackingDetections(BaseMetric):
             if self.score_thr is not None:
                 keep = scores >= self.score_thr
                 boxes, scores = boxes[keep], scores[keep]
-            self.results.append(dict(video=sample['video_name'], frame=int(sample['frame_id']) + 1,
-                                     video_length=int(sample.get('video_length', 0)), boxes=boxes, scores=scores))
+            self.results.append(dict(video=sample['video_name'], frame=int(sample['frame_id']) + 1, boxes=boxes,
+                                     scores=scores))
 
     def compute_metrics(self, results: list) -> dict:
         by_video = defaultdict(list)
         for record in results:
             by_video[record['video']].append(record)
-        os.makedirs(self.out_dir, exist_ok=True)
         total = 0
         for video, records in sorted(by_video.items()):
             records.sort(key=lambda r: r['frame'])
             boxes = np.concatenate([r['boxes'] for r in records]).reshape(-1, 4)
             frames = np.concatenate([np.full(len(r['scores']), r['frame']) for r in records]).astype(np.int64)
-            ltwh = np.concatenate([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]], axis=1)
-            dets = Detections(frames, ltwh, np.concatenate([r['scores'] for r in records]), np.zeros((len(frames), 0)),
+            scores = np.concatenate([r['scores'] for r in records])
+            dets = Detections(frames, xyxy_to_ltwh(boxes), scores, np.zeros((len(frames), 0)),
                               np.arange(1, len(frames) + 1))
             write_detections(osp.join(self.out_dir, f'{video}.txt'), dets, decimals=2)
             total += len(frames)

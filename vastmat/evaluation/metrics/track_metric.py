@@ -12,7 +12,7 @@ import numpy as np
 from mmdet.evaluation.metrics.base_video_metric import BaseVideoMetric
 from mmengine.logging import print_log
 
-from vastmat.datasets.formats import TrackResults, read_gt, write_gt, write_results
+from vastmat.datasets.formats import TrackResults, read_gt, write_gt, write_results, xyxy_to_ltwh
 from vastmat.registry import METRICS
 from vastmat.utils.io import write_json_atomic
 
@@ -88,7 +88,7 @@ class VastMATMetric(BaseVideoMetric):
         frames = np.concatenate([np.full(len(r['ids']), r['frame_id'] + 1) for r in records]).astype(np.int64)
         boxes = np.concatenate([r['bboxes'] for r in records]).reshape(-1, 4)
         results = TrackResults(frames, np.concatenate([r['ids'] for r in records]).astype(np.int64),
-                               np.column_stack([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]]),
+                               xyxy_to_ltwh(boxes),
                                np.concatenate([r['scores'] for r in records]), np.arange(1, len(frames) + 1))
         result_path = osp.join(out_dir, 'results', f'{name}.txt')
         write_results(result_path, results, decimals=3)

@@ -6,24 +6,20 @@ import os.path as osp
 
 import numpy as np
 
-from vastmat.datasets.formats import read_detections
+from vastmat.datasets.formats import ltwh_to_xyxy, read_detections
 
 
 class CachedDetections:
     """Per-frame detections of ``<root>/<video>.txt`` or, in a MOTChallenge split folder,
     ``<root>/<video>/det/det.txt``.
 
-    Args:
-        root: the folder.
-        score_thr: keep only boxes scoring at least this (None: all of them).
-
     One video is held in memory at a time (the one last asked for).
     """
 
-    def __init__(self, root: str, score_thr: float | None = None) -> None:
+    def __init__(self, root: str) -> None:
         if not osp.isdir(root):
             raise FileNotFoundError(f'{root}: no such detection folder')
-        self.root, self.score_thr = root, score_thr
+        self.root = root
         self._video: str | None = None
         self._frames: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -36,11 +32,9 @@ class CachedDetections:
 
     def _load(self, video: str) -> None:
         dets = read_detections(self.path(video))
-        keep = np.ones(len(dets.scores), bool) if self.score_thr is None else dets.scores >= self.score_thr
-        frames, boxes, scores = dets.frames[keep], dets.boxes[keep], dets.scores[keep]
-        order = np.argsort(frames, kind='stable')  # file order within a frame, as the detector wrote it
-        frames, boxes, scores = frames[order], boxes[order], scores[order]
-        xyxy = np.concatenate([boxes[:, :2], boxes[:, :2] + boxes[:, 2:]], axis=1)
+        order = np.argsort(dets.frames, kind='stable')  # file order within a frame, as the detector wrote it
+        frames, scores = dets.frames[order], dets.scores[order]
+        xyxy = ltwh_to_xyxy(dets.boxes[order])
         starts = np.flatnonzero(np.r_[True, frames[1:] != frames[:-1]]) if len(frames) else np.zeros(0, int)
         ends = np.r_[starts[1:], len(frames)]
         self._frames = {int(frames[s]): (xyxy[s:e], scores[s:e]) for s, e in zip(starts, ends)}
