@@ -221,7 +221,7 @@ def test_mutual_best_tightens_the_threshold():
 
 def test_candidate_margins_hand_case():
     from vastmat.datasets.formats import GroundTruth
-    from vastmat.models.association.diagnostics import candidate_margins, discrimination_table
+    from vastmat.evaluation.association_diagnostics import candidate_margins, discrimination_table
     # id 1 moves right by 8 px (a 10 px box): IoU with its old box 2/18; id 2 sits 12 px to the right of id 1's old
     # box, overlapping its old box not at all but closer in centre than... computed below
     boxes = np.array([[0, 0, 10, 10], [30, 0, 10, 10], [8, 0, 10, 10], [30, 0, 10, 10]], float)  # ltwh

@@ -2,7 +2,8 @@
 import numpy as np
 from mmdet.models.task_modules.tracking import KalmanFilter
 
-from vastmat.models.motion import KalmanFilterXYAH, tlwh_to_xyah, xyah_to_xyxy, xyxy_to_xyah
+from vastmat.models.motion import KalmanFilterXYAH
+from vastmat.structures.bbox import ltwh_to_xyah, xyah_to_xyxy, xyxy_to_xyah
 
 
 def test_batched_filter_equals_mmdet_per_track():
@@ -37,4 +38,4 @@ def test_box_conversions_round_trip():
     boxes = np.array([[10.0, 20.0, 50.0, 100.0], [0.5, 0.25, 3.0, 9.0]])
     np.testing.assert_allclose(xyah_to_xyxy(xyxy_to_xyah(boxes)), boxes, atol=1e-12)
     tlwh = np.column_stack([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]])
-    np.testing.assert_allclose(tlwh_to_xyah(tlwh), xyxy_to_xyah(boxes), atol=1e-12)
+    np.testing.assert_allclose(ltwh_to_xyah(tlwh), xyxy_to_xyah(boxes), atol=1e-12)

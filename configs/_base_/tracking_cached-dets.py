@@ -1,5 +1,6 @@
 # Testing an online tracker on cached detections (tools/test.py CONFIG --det-root DIR [--data-root DIR]).
-# Frames are not loaded; each frame's detections come from DIR/<video>.txt or DIR/<video>/det/det.txt.
+# Frames are not loaded; each frame's detections come from DIR/<video>.txt or DIR/<video>/det/det.txt, keyed by
+# the frame's number in the video's own files (LoadTrackingDetections), extra det.txt columns as features.
 _base_ = ['./default_runtime.py']
 
 data_root = 'data/vastmat/'
@@ -7,13 +8,16 @@ det_root = 'data/vastmat_dets/protocol1_test/'  # replaced by --det-root
 
 model = dict(
     type='TrackingByDetection',
-    det_root=det_root,
     data_preprocessor=dict(type='TrackingDataPreprocessor'),
-    tracker=dict())  # set by each tracker's config
+    tracker=dict(),  # set by each tracker's config
+    post_processors=[])  # per-video, e.g. [dict(type='InterpolateTracks', min_num_frames=5, max_num_frames=20)]
 
 test_pipeline = [
-    dict(type='TransformBroadcaster', transforms=[dict(type='LoadTrackAnnotations')]),
-    dict(type='PackTrackInputs', meta_keys=('video_name', 'frame_rate')),
+    dict(
+        type='TransformBroadcaster',
+        transforms=[dict(type='LoadTrackAnnotations'),
+                    dict(type='LoadTrackingDetections', det_root=det_root)]),
+    dict(type='PackVastMATInputs'),
 ]
 test_dataloader = dict(
     batch_size=1,

@@ -6,10 +6,13 @@ _base_ = ['../_base_/tracking_cached-dets.py']
 
 model = dict(
     tracker=dict(
-        type='ByteTracker',
+        type='BYTETracker',
         track_thresh=0.6,  # tools/track.py defaults
         low_thresh=0.1,
         track_buffer=30,
+        # lost tracks live int(30 / 30 * 30) = 30 frames whatever the video's rate, as the official evaluator
+        # (it builds every tracker with frame_rate=30); None: scale by the video's rate (10 FPS: 10 frames)
+        buffer_frame_rate=30,
         match_thresh=0.9,
         second_match_thresh=0.5,
         unconfirmed_match_thresh=0.7,

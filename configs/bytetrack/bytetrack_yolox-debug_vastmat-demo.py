@@ -11,7 +11,7 @@ model = dict(
     type='TrackingByDetection',
     data_preprocessor=dict(type='TrackingDataPreprocessor', pad_size_divisor=32),
     detector=detector,
-    tracker=dict(type='ByteTracker', matcher=dict(type='IoU', plus_one=True), min_box_area=None))
+    tracker=dict(type='BYTETracker', matcher=dict(type='IoU', plus_one=True), min_box_area=None))
 
 tracking_pipeline = [
     dict(
@@ -22,7 +22,7 @@ tracking_pipeline = [
             dict(type='Pad', pad_to_square=True, pad_val=dict(img=(114.0, 114.0, 114.0))),  # as the detector's
             dict(type='LoadTrackAnnotations'),
         ]),
-    dict(type='PackTrackInputs', meta_keys=('video_name', 'frame_rate'))
+    dict(type='PackVastMATInputs')
 ]
 test_dataloader = dict(
     _delete_=True,

@@ -15,10 +15,13 @@ model = dict(
     data_preprocessor=dict(type='TrackingDataPreprocessor', pad_size_divisor=32),
     detector=detector,
     tracker=dict(
-        type='ByteTracker',
+        type='BYTETracker',
         track_thresh=0.6,
         low_thresh=0.1,
         track_buffer=30,
+        # the official evaluator's rule: lost tracks live 30 frames (3 s at VastMAT's 10 FPS) whatever the video's
+        # rate; buffer_frame_rate=None would scale them by the video's rate (10 frames at 10 FPS)
+        buffer_frame_rate=30,
         match_thresh=0.6,  # paper section 5.4: cost 1 - IoU below 0.6, i.e. IoU >= 0.4
         second_match_thresh=0.5,
         unconfirmed_match_thresh=0.7,
@@ -36,7 +39,7 @@ tracking_pipeline = [
             dict(type='Pad', size_divisor=32, pad_val=dict(img=(114.0, 114.0, 114.0))),
             dict(type='LoadTrackAnnotations'),
         ]),
-    dict(type='PackTrackInputs', meta_keys=('video_name', 'frame_rate'))
+    dict(type='PackVastMATInputs')
 ]
 test_dataloader = dict(
     _delete_=True,

@@ -15,9 +15,10 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
-from vastmat.datasets.formats import ltwh_to_xyxy, read_detections
+from vastmat.datasets.formats import read_detections
 from vastmat.datasets.sequences import load_sequence, parse_split_name, select_videos
-from vastmat.models.association.diagnostics import candidate_margins, discrimination_table
+from vastmat.evaluation.association_diagnostics import candidate_margins, discrimination_table
+from vastmat.structures.bbox import ltwh_to_xyxy
 from vastmat.utils.io import write_json_atomic
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from vastmat.datasets.formats import ltwh_to_xyxy
+from vastmat.structures.bbox import ltwh_to_xyxy
 from vastmat.datasets.sequences import list_sequences, load_sequence
 from vastmat.registry import MATCHERS
 from vastmat.utils.io import write_json_atomic

@@ -35,6 +35,7 @@ def main(argv=None) -> dict:
     parser.add_argument('--metrics', nargs='+', default=list(DEFAULT_METRICS))
     parser.add_argument('--row', default='COMBINED', help='which entry of each JSON (default COMBINED)')
     parser.add_argument('--csv')
+    parser.add_argument('--title', help='first line of the table (e.g. the settings the runs share)')
     args = parser.parse_args(argv)
     names = args.names or [osp.basename(osp.dirname(osp.abspath(r))) or r for r in args.runs]
     if len(names) != len(args.runs) or len(set(names)) != len(names):
@@ -51,7 +52,8 @@ def main(argv=None) -> dict:
             raise KeyError(f'{path}: no metric {missing[0]!r} in {args.row!r}')
         rows[name] = {m: entry[m] for m in args.metrics}
     ranks = {m: rank_runs({n: rows[n][m] for n in names}, m) for m in args.metrics}
-    table = Table(title=f'{len(names)} runs ({args.row}); bold = best, underlined = second')
+    title = f'{len(names)} runs ({args.row}); bold = best, underlined = second'
+    table = Table(title=f'{args.title}\n{title}' if args.title else title)
     table.add_column('run')
     for m in args.metrics:
         table.add_column(m + (' ↓' if m in LOWER_IS_BETTER else ''), justify='right')

@@ -1,25 +1,40 @@
 #!/usr/bin/env python
-"""ByteTrack with several matchers on the same cached detections, side by side (one tools/test.py run each).
+"""ByteTrack with several matchers on the same cached detections, side by side, under one setting.
 
     python tools/analysis/matcher_table.py --data-root DATA --det-root DETS --work-dir W
-        [--matchers iou diou cda-fixed cda-adaptive] [--preset vastmat] [--videos V1 V2 ...]
+        [--matchers iou diou cda-fixed cda-adaptive] [--setting paper|official] [--pixels plus-one|plain]
+        [--preset vastmat] [--videos V1 V2 ...]
 
-Each matcher's config is configs/bytetrack/bytetrack_cached-dets[_<matcher>].py (``iou`` is the plain one); its
-results and metrics go to W/<matcher>/ and the table (HOTA, DetA, AssA, MOTA, IDF1, IDSW) to W/table.csv.
-The full AnimalTrack table of issue 6 (train split, 10 FPS, simulated detections):
+Each matcher's config is configs/bytetrack/bytetrack_cached-dets[_<matcher>].py (``iou`` is the plain one), run
+through tools/test.py in this process; its results and metrics go to W/<matcher>/, the table (HOTA, DetA, AssA,
+MOTA, IDF1, IDSW) to W/table.csv and the settings with the rows to W/table.json.
+
+One setting for every row, stated in the table's title:
+* ``--setting paper`` (default): ByteTrack's first-stage ``match_thresh=0.6``, the VastMAT paper's (section 5.4);
+  ``official``: the official code's 0.9.
+* ``--pixels plus-one`` (default): every matcher and gate uses the +1 pixel convention of the original ByteTrack
+  (cython_bbox), so the IoU row is the official tracker; ``plain``: no +1 anywhere. A table never mixes the two.
+
+The AnimalTrack table (train split, 10 FPS, simulated detections):
 
     python tools/data/simulate_detections.py --data-root ../shared/data/AnimalTrack/train --out /tmp/at10 --stride 3
     python tools/analysis/matcher_table.py --data-root /tmp/at10 --det-root /tmp/at10 --work-dir work_dirs/at10
 """
 import argparse
+import importlib.util
 import os.path as osp
-import subprocess
 import sys
+
+from mmengine.config import Config
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
 
 import compare_runs  # noqa: E402
+from vastmat.utils.io import write_json_atomic  # noqa: E402
+
+# ByteTrack's first-stage match_thresh per setting
+SETTINGS = dict(paper=0.6, official=0.9)
 
 
 def config_for(matcher: str) -> str:
@@ -30,27 +45,59 @@ def config_for(matcher: str) -> str:
     return path
 
 
+def pixel_options(config: str, plus_one: bool) -> list[str]:
+    """``--cfg-options`` that set the matcher's and its gate's pixel convention (and a fused matcher's geometric
+    term's) explicitly."""
+    matcher = Config.fromfile(config).model.tracker.matcher
+    options = [f'model.tracker.matcher.plus_one={plus_one}']
+    for part in ('gate', 'geometric'):
+        if matcher.get(part):
+            options.append(f'model.tracker.matcher.{part}.plus_one={plus_one}')
+    return options
+
+
+def load_test_tool():
+    spec = importlib.util.spec_from_file_location('vastmat_tools_test', osp.join(REPO, 'tools', 'test.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data-root', required=True)
     parser.add_argument('--det-root', required=True)
     parser.add_argument('--work-dir', required=True)
     parser.add_argument('--matchers', nargs='+', default=['iou', 'diou', 'cda-fixed', 'cda-adaptive'])
+    parser.add_argument('--setting', choices=sorted(SETTINGS), default='paper',
+                        help='paper: match_thresh 0.6 (section 5.4); official: 0.9')
+    parser.add_argument('--pixels', choices=('plus-one', 'plain'), default='plus-one',
+                        help='pixel convention of every matcher and gate')
     parser.add_argument('--preset', default='vastmat', help='evaluation preset (vastmat, mot15, mot17, mot20)')
     parser.add_argument('--videos', nargs='+', help='only these videos')
     args = parser.parse_args(argv)
+    test_tool = load_test_tool()
+    plus_one = args.pixels == 'plus-one'
     runs = []
     for matcher in args.matchers:
         work_dir = osp.join(args.work_dir, matcher)
-        options = [f'test_evaluator.preset={args.preset}']
+        config = config_for(matcher)
+        options = [f'test_evaluator.preset={args.preset}', f'model.tracker.match_thresh={SETTINGS[args.setting]}',
+                   *pixel_options(config, plus_one)]
         if args.videos:
             options.append('test_dataloader.dataset.videos=[' + ','.join(args.videos) + ']')
         print(f'== ByteTrack, matcher {matcher}: {work_dir}', flush=True)
-        subprocess.run([sys.executable, osp.join(REPO, 'tools', 'test.py'), config_for(matcher), '--det-root',
-                        args.det_root, '--data-root', args.data_root, '--work-dir', work_dir,
-                        '--cfg-options', *options], check=True, stdout=subprocess.DEVNULL)
+        test_tool.main([config, '--det-root', args.det_root, '--data-root', args.data_root, '--work-dir', work_dir,
+                        '--cfg-options', *options])
         runs.append(osp.join(work_dir, 'metrics_per_video.json'))
-    return compare_runs.main([*runs, '--names', *args.matchers, '--csv', osp.join(args.work_dir, 'table.csv')])
+    settings = dict(setting=args.setting, match_thresh=SETTINGS[args.setting], pixels=args.pixels,
+                    preset=args.preset)
+    title = (f'ByteTrack, match_thresh {SETTINGS[args.setting]} ({args.setting}), '
+             f'{"+1 pixel" if plus_one else "no +1 pixel"} convention in every matcher and gate')
+    table = compare_runs.main([*runs, '--names', *args.matchers, '--csv', osp.join(args.work_dir, 'table.csv'),
+                               '--title', title])
+    write_json_atomic(dict(settings, rows=table['rows']), osp.join(args.work_dir, 'table.json'))
+    return dict(table, settings=settings)
 
 
 if __name__ == '__main__':

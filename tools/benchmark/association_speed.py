@@ -13,8 +13,9 @@ matcher, side by side with mmdet's ByteTracker on the same detections (and BoxMO
 
 Only ``tracker.update`` is timed: detections are read and converted (to mmdet's data samples for mmdet) before.
 Each tracker runs every video ``--repeats`` times; the best total counts (interleaved, so drift of the machine's
-speed affects all alike). Goals (issue 6): ByteTracker >= 5x mmdet's ByteTracker frames/s; CDA adds <= 5% to the
-tracking time over IoU; the optimised ByteTracker's tracks identical to the line-by-line port (checked here too).
+speed affects all alike). Goals (issue 6): BYTETracker >= 5x mmdet's ByteTracker frames/s; CDA adds <= 5% to the
+tracking time over IoU; the optimised BYTETracker's tracks identical to the line-by-line port
+(tools/benchmark/byte_tracker_reference.py, checked here too).
 """
 import argparse
 import importlib.util
@@ -28,34 +29,41 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
+from vastmat.datasets.detections import VideoDetections, detection_file
 from vastmat.datasets.sequences import list_sequences, load_sequence
-from vastmat.models.mot.cached_detections import CachedDetections
+from vastmat.structures.tracking import TrackingFrame
 from vastmat.utils.io import write_json_atomic
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # byte_tracker_reference.py beside this script
 
 
 def load_videos(data_root: str, det_root: str | None, limit: int | None) -> list[dict]:
     """Per video: frame rate and, per frame, (boxes xyxy, scores)."""
-    cache = CachedDetections(det_root or data_root)
     videos = []
     for name in list_sequences(data_root)[:limit]:
         sequence = load_sequence(data_root, name, with_gt=False)
-        frames = [cache.get(name, frame) for frame in range(1, sequence.length + 1)]
+        dets = VideoDetections(detection_file(det_root or data_root, name), sequence.length)
+        frames = [(d.bboxes, d.scores) for d in map(dets.get, range(1, sequence.length + 1))]
         videos.append(dict(name=name, frame_rate=float(sequence.frame_rate or 30), frames=frames))
     return videos
 
 
-def vastmat_runner(tracker: dict | object) -> Callable:
-    """Runs a VastMAT tracker (a config, or a tracker object) over a video."""
+def vastmat_prepare(video: dict) -> list[TrackingFrame]:
+    return [TrackingFrame.from_arrays(boxes, scores, i + 1, video_name=video['name'], frame_rate=video['frame_rate'])
+            for i, (boxes, scores) in enumerate(video['frames'])]
+
+
+def vastmat_runner(tracker: dict | object) -> tuple[Callable, Callable]:
+    """Runs a VastMAT tracker (a config, or a tracker object) over a video's prepared frames."""
     if isinstance(tracker, dict):
         from vastmat.registry import MODELS
         tracker = MODELS.build(tracker)
 
-    def run(video: dict, prepared) -> list:
-        tracker.reset(video['frame_rate'])
-        return [tracker.update(boxes, scores, i + 1) for i, (boxes, scores) in enumerate(video['frames'])]
-    return run
+    def run(video: dict, frames: list[TrackingFrame]) -> list:
+        tracker.reset()
+        return [tracker.update(frame) for frame in frames]
+    return run, vastmat_prepare
 
 
 def mmdet_prepare(video: dict) -> list:
@@ -96,7 +104,7 @@ def boxmot_runner() -> Callable | None:
     def run(video: dict, prepared) -> list:
         # the official ByteTrack defaults (BoxMOT's own are 0.45 / 0.8 / 25)
         tracker = ByteTrack(min_conf=0.1, track_thresh=0.6, match_thresh=0.9, track_buffer=30,
-                            frame_rate=int(video['frame_rate']))
+                            frame_rate=30)  # lost tracks kept 30 frames, as the official evaluator
         image = np.zeros((8, 8, 3), np.uint8)
         return [tracker.update(np.column_stack([b, s, np.zeros(len(s))]), image) for b, s in video['frames']]
     return run
@@ -120,14 +128,14 @@ def main(argv=None) -> dict:
     runners: dict[str, tuple[Callable, Callable | None]] = {}
     for name in args.matchers:
         matcher = Config.fromfile(osp.join(REPO, 'configs', 'matchers', f'{name}.py')).matcher.to_dict()
-        runners[f'ByteTracker ({name})'] = (vastmat_runner(dict(type='ByteTracker', matcher=matcher)), None)
-    from vastmat.models.trackers.byte_tracker_reference import ReferenceByteTracker
-    runners['ByteTracker reference (per-track, official structure)'] = (vastmat_runner(ReferenceByteTracker()), None)
+        runners[f'BYTETracker ({name})'] = vastmat_runner(dict(type='BYTETracker', matcher=matcher))
+    from byte_tracker_reference import ReferenceByteTracker
+    runners['BYTETracker reference (per-track, official structure)'] = vastmat_runner(ReferenceByteTracker())
     runners['mmdet ByteTracker'] = (mmdet_runner(), mmdet_prepare)
     if importlib.util.find_spec('vastmat_sort') is None:  # not pip-installed: the copy in this repository
         sys.path.insert(0, osp.join(REPO, 'plugins', 'vastmat-sort'))
     import vastmat_sort.sort_tracker  # noqa: F401  (registers SORTTracker)
-    runners['SORTTracker (plugin)'] = (vastmat_runner(dict(type='SORTTracker')), None)
+    runners['SORTTracker (plugin)'] = vastmat_runner(dict(type='SORTTracker'))
     boxmot = boxmot_runner()
     if boxmot is not None:
         runners['BoxMOT ByteTrack'] = (boxmot, None)
@@ -145,7 +153,7 @@ def main(argv=None) -> dict:
                 best[name][v] = min(best[name][v], time.perf_counter() - start)
     best = {name: sum(times) for name, times in best.items()}
 
-    fast, ref = outputs.get('ByteTracker (iou)'), outputs['ByteTracker reference (per-track, official structure)']
+    fast, ref = outputs.get('BYTETracker (iou)'), outputs['BYTETracker reference (per-track, official structure)']
     identical = None
     if fast is not None:
         identical = all(np.array_equal(a.ids, b.ids) and np.allclose(a.bboxes, b.bboxes, atol=1e-6)
@@ -154,9 +162,9 @@ def main(argv=None) -> dict:
     results = dict(videos=len(videos), frames=num_frames, detections=num_dets, identical_to_reference=identical,
                    trackers={name: dict(seconds=t, fps=num_frames / t, ratio_to_mmdet=num_frames / t / mmdet_fps)
                              for name, t in best.items()})
-    if 'ByteTracker (iou)' in best:
-        results['overhead_vs_iou'] = {name: best[name] / best['ByteTracker (iou)'] - 1 for name in best
-                                      if name.startswith('ByteTracker (')}
+    if 'BYTETracker (iou)' in best:
+        results['overhead_vs_iou'] = {name: best[name] / best['BYTETracker (iou)'] - 1 for name in best
+                                      if name.startswith('BYTETracker (')}
 
     table = Table(title=f'Association speed: {len(videos)} videos, {num_frames} frames, {num_dets} detections')
     for column in ('tracker', 'seconds', 'frames/s', 'x mmdet ByteTracker', 'time vs IoU'):
@@ -167,7 +175,7 @@ def main(argv=None) -> dict:
                       '' if overhead is None else f'{overhead:+.1%}')
     console = Console()
     console.print(table)
-    console.print(f'ByteTracker (iou) tracks identical to the per-track reference: {identical}')
+    console.print(f'BYTETracker (iou) tracks identical to the per-track reference: {identical}')
     if args.out:
         write_json_atomic(results, args.out)
     return results

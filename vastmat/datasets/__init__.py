@@ -1,5 +1,6 @@
-"""Datasets: gt.txt / det.txt formats, categories, sequences, statistics, the VastMAT dataset, demo data."""
+"""Datasets: gt.txt / det.txt formats, categories, sequences, statistics, the VastMAT dataset, cached detections,
+demo data."""
+from .transforms import LoadTrackingDetections, LoadVastMATAnnotations, PackVastMATInputs
 from .vastmat_dataset import VastMATDataset
-from .transforms import LoadVastMATAnnotations, PackVastMATInputs
 
-__all__ = ['VastMATDataset', 'LoadVastMATAnnotations', 'PackVastMATInputs']
+__all__ = ['VastMATDataset', 'LoadVastMATAnnotations', 'LoadTrackingDetections', 'PackVastMATInputs']

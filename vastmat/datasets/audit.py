@@ -17,12 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from vastmat.models.association.matchers import IoU
+from vastmat.structures.bbox import ltwh_to_xyxy
+from vastmat.structures.pair_geometry import PairGeometry
 
 from .categories import Categories
-from .formats import GroundTruth, ltwh_to_xyxy
+from .formats import GroundTruth
 
-box_iou = IoU()
 SIZE_BINS = (('small', 0.0, 32.0 ** 2), ('medium', 32.0 ** 2, 96.0 ** 2), ('large', 96.0 ** 2, float('inf')))
 
 
@@ -96,7 +96,7 @@ def audit_clips(clips: list[Clip], original: dict[str, GroundTruth], reannotated
         for frame in range(clip.first_frame, clip.last_frame + 1):
             rows_o = np.flatnonzero(gt_o.frames == frame)
             rows_r = np.flatnonzero(gt_r.frames == frame)
-            iou = box_iou(ltwh_to_xyxy(gt_o.boxes[rows_o]), ltwh_to_xyxy(gt_r.boxes[rows_r])).scores
+            iou = PairGeometry(ltwh_to_xyxy(gt_o.boxes[rows_o]), ltwh_to_xyxy(gt_r.boxes[rows_r])).iou
             pairs = match_boxes(iou, iou_threshold, method)
             matched_o = {r for r, _ in pairs}
             total['original'] += len(rows_o)

@@ -81,16 +81,6 @@ class TrackResults:
         return len(self.frames)
 
 
-def ltwh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
-    """(n, 4) left, top, width, height -> x1, y1, x2, y2."""
-    return np.column_stack([boxes[:, :2], boxes[:, :2] + boxes[:, 2:]])
-
-
-def xyxy_to_ltwh(boxes: np.ndarray) -> np.ndarray:
-    """(n, 4) x1, y1, x2, y2 -> left, top, width, height."""
-    return np.column_stack([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]])
-
-
 def _fail(path: str, line: int | None, reason: str) -> FormatError:
     where = f'{path}:{line}' if line is not None else path
     return FormatError(f'{where}: {reason}')

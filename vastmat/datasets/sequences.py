@@ -32,12 +32,18 @@ class Sequence:
     info: dict
     gt: GroundTruth | None = None
     stride: int = 1
-    # frame index in the (strided) sequence -> frame number in the original files
+    # frame index in the (strided) sequence -> number of its image file
     source_frames: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # seqLength of the folder's own files (gt.txt, det.txt), before the dataset's stride
+    source_length: int = 0
 
     @property
     def length(self) -> int:
         return int(self.info['seqLength'])
+
+    def source_frame(self, frame: int) -> int:
+        """The number in the folder's own files (gt.txt, det.txt) of (strided) frame ``frame`` (1-based)."""
+        return 1 + (frame - 1) * self.stride
 
     @property
     def frame_rate(self) -> float:
@@ -141,7 +147,7 @@ def load_sequence(root: str, name: str, stride: int = 1, with_gt: bool = True) -
             info['frameRate'] = int(rate) if float(rate).is_integer() else rate
         if gt is not None:
             gt = stride_ground_truth(gt, stride)
-    return Sequence(name, directory, info, gt, stride, source_frames)
+    return Sequence(name, directory, info, gt, stride, source_frames, source_length=length)
 
 
 def parse_split_name(text: str | None) -> tuple[str | None, str | None]:

@@ -1,10 +1,21 @@
-"""Loading and packing the VastMAT-specific instance fields (category and animal group)."""
+"""Pipeline transforms of VastMAT: the instance fields of gt.txt (category, animal group), cached detections
+(MMTracking's ``LoadDetections`` idea) and the packing of both into mmdet's track data samples."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import torch
+from mmcv.transforms import BaseTransform
 from mmdet.datasets.transforms import LoadTrackAnnotations, PackTrackInputs
+from mmengine.structures import InstanceData
 
 from vastmat.registry import TRANSFORMS
+
+from .detections import VideoDetections, detection_file
+
+# what VastMATDataset puts into each frame's data info beyond mmdet's keys, packed into the metainfo of each frame
+VASTMAT_META_KEYS = ('video_name', 'frame_rate', 'source_frame', 'source_length', 'frame_stride', 'video_dir')
 
 
 @TRANSFORMS.register_module()
@@ -22,8 +33,89 @@ class LoadVastMATAnnotations(LoadTrackAnnotations):
 
 
 @TRANSFORMS.register_module()
+class LoadTrackingDetections(BaseTransform):
+    """Cached detections of the frame from ``<det_root>/<video>.txt`` (or ``<det_root>/<video>/det/det.txt``),
+    keyed by the frame's number in the video's own files (``source_frame``), with every extra det.txt column as
+    per-detection features.
+
+    Adds ``det_bboxes`` (m, 4) x1 y1 x2 y2, ``det_scores`` (m,), ``det_features`` (m, d) or None, ``extra_dets``
+    (name -> the same three arrays) and, when no image was loaded, ``ori_shape`` from seqinfo.ini's size. A file
+    whose frames do not fit the video (past its seqLength, another stride) is rejected with file and line
+    (:meth:`VideoDetections.check`). One video per root is held in memory (the frames of a video come in order).
+
+    Args:
+        det_root: folder of the main detections.
+        extra_det_roots: named extra detection sets, e.g. ``dict(nms95='dets_nms0.95/')`` (TrackTrack).
+    """
+
+    def __init__(self, det_root: str, extra_det_roots: dict[str, str] | None = None) -> None:
+        self.roots = dict(main=det_root, **{f'extra:{k}': v for k, v in (extra_det_roots or {}).items()})
+        self._cache: dict[str, tuple[str, VideoDetections]] = {}
+
+    def _video(self, key: str, results: dict) -> VideoDetections:
+        name = results['video_name']
+        cached = self._cache.get(key)
+        if cached is None or cached[0] != name:
+            detections = VideoDetections(detection_file(self.roots[key], name), results['source_length'])
+            stride = results['frame_stride']
+            detections.check(np.arange(1, results['source_length'] + 1, stride))
+            self._cache[key] = cached = (name, detections)
+        return cached[1]
+
+    def transform(self, results: dict) -> dict:
+        missing = [k for k in ('video_name', 'source_frame', 'source_length', 'frame_stride') if k not in results]
+        if missing:
+            raise KeyError(f'LoadTrackingDetections: the data info has no {", ".join(missing)} (VastMATDataset '
+                           'provides them)')
+        frame = int(results['source_frame'])
+        main = self._video('main', results).get(frame)
+        results['det_bboxes'], results['det_scores'], results['det_features'] = (
+            main.bboxes, main.scores, main.features)
+        results['extra_dets'] = {}
+        for key in self.roots:
+            if key.startswith('extra:'):
+                dets = self._video(key, results).get(frame)
+                results['extra_dets'][key[len('extra:'):]] = dict(bboxes=dets.bboxes, scores=dets.scores,
+                                                                  features=dets.features)
+        if 'ori_shape' not in results and results.get('height') and results.get('width'):
+            results['ori_shape'] = (int(results['height']), int(results['width']))
+        return results
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}(roots={self.roots})'
+
+
+def detections_to_instances(bboxes: np.ndarray, scores: np.ndarray, features: np.ndarray | None) -> InstanceData:
+    """Detections as mmdet's ``pred_instances`` (labels 0: the single class ``animal``)."""
+    instances = InstanceData(bboxes=torch.from_numpy(np.asarray(bboxes, np.float64).reshape(-1, 4)),
+                             scores=torch.from_numpy(np.asarray(scores, np.float64).reshape(-1)),
+                             labels=torch.zeros(len(scores), dtype=torch.long))
+    if features is not None:
+        instances.features = torch.from_numpy(np.asarray(features, np.float64))
+    return instances
+
+
+@TRANSFORMS.register_module()
 class PackVastMATInputs(PackTrackInputs):
-    """mmdet's ``PackTrackInputs`` that also packs ``gt_categories`` / ``gt_groups`` into
-    ``gt_instances.categories`` / ``gt_instances.groups`` (and the ignored instances')."""
+    """mmdet's ``PackTrackInputs`` for VastMAT: also packs ``gt_categories`` / ``gt_groups`` into
+    ``gt_instances.categories`` / ``gt_instances.groups`` (and the ignored instances'), cached detections into each
+    frame's ``pred_instances`` (bboxes, scores, labels, features) and ``extra_det_instances`` (name ->
+    InstanceData), and VastMAT's frame keys (video name and rate, source frame, video folder) into the metainfo."""
 
     mapping_table = dict(PackTrackInputs.mapping_table, gt_categories='categories', gt_groups='groups')
+
+    def __init__(self, meta_keys: Any = None, **kwargs: Any) -> None:
+        keys = tuple(meta_keys) if isinstance(meta_keys, (tuple, list)) else ((meta_keys, ) if meta_keys else ())
+        super().__init__(meta_keys=tuple(dict.fromkeys(VASTMAT_META_KEYS + keys)), **kwargs)
+
+    def transform(self, results: dict) -> dict:
+        packed = super().transform(results)
+        if 'det_bboxes' in results:
+            frames = packed['data_samples'].video_data_samples
+            for i, frame in enumerate(frames):
+                frame.pred_instances = detections_to_instances(
+                    results['det_bboxes'][i], results['det_scores'][i], results['det_features'][i])
+                frame.extra_det_instances = {
+                    name: detections_to_instances(d['bboxes'], d['scores'], d['features'])
+                    for name, d in results['extra_dets'][i].items()}
+        return packed

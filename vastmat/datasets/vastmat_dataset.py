@@ -30,6 +30,10 @@ class VastMATDataset(BaseVideoDataset):
             frame (detector training, e.g. YOLOX with ``MultiImageMixDataset``).
         img_dir: frame folder inside each video when seqinfo.ini has no ``imDir`` (default ``img1``).
 
+    Each frame carries, besides mmdet's keys, ``video_dir`` (the video's folder), ``source_frame`` (its number in
+    the folder's own gt.txt / det.txt, before ``stride``), ``source_length`` (the folder's seqLength) and
+    ``frame_stride``; cached detections (:class:`LoadTrackingDetections`) and the tracking metric key by them.
+
     Each instance carries ``bbox`` (x1, y1, x2, y2), ``bbox_label`` 0, ``instance_id`` (the gt.txt id),
     ``ignore_flag`` (1 for valid=0 rows), ``category_id`` (1..337, -1 unknown), ``group`` (index into
     :data:`vastmat.datasets.categories.GROUPS`, -1 unknown) and ``visibility``.
@@ -83,7 +87,9 @@ class VastMATDataset(BaseVideoDataset):
                 images.append(dict(
                     img_id=img_id, img_path=sequence.image_path(frame_index + 1), frame_id=frame_index,
                     video_id=video_id, video_name=name, video_length=sequence.length,
-                    frame_rate=info.get('frameRate'),
+                    frame_rate=info.get('frameRate'), video_dir=sequence.directory,
+                    source_frame=sequence.source_frame(frame_index + 1), source_length=sequence.source_length,
+                    frame_stride=sequence.stride,
                     height=info.get('imHeight'), width=info.get('imWidth'), instances=instances))
                 img_id += 1
             videos.append(dict(video_id=video_id, video_name=name, video_length=sequence.length, images=images))

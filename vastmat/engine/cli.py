@@ -115,6 +115,22 @@ def _evaluators(cfg_evaluator: Any) -> list:
     return list(cfg_evaluator) if isinstance(cfg_evaluator, (list, tuple)) else [cfg_evaluator]
 
 
+def cached_detections_pipeline(det_root: str) -> list[dict]:
+    """The test pipeline of a tracker on cached detections: no frame is loaded."""
+    return [dict(type='TransformBroadcaster', transforms=[
+                dict(type='LoadTrackAnnotations'), dict(type='LoadTrackingDetections', det_root=det_root)]),
+            dict(type='PackVastMATInputs')]
+
+
+def _transforms(pipeline: list) -> list[dict]:
+    """The transforms of a pipeline, those nested in ``TransformBroadcaster`` included."""
+    found = []
+    for transform in pipeline:
+        found.append(transform)
+        found += _transforms(transform.get('transforms', []))
+    return found
+
+
 def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
     """``tools/test.py``'s ``--dump-dets``, ``--det-root`` and ``--data-root``, applied to the test part of a config;
     tracking results go to ``WORK_DIR/results`` unless the config names another folder."""
@@ -127,15 +143,18 @@ def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
         for transform in dataset.get('pipeline', []):
             if transform.get('type') == 'PackDetInputs':
                 keys = tuple(transform.get('meta_keys', default_keys))
-                transform['meta_keys'] = tuple(dict.fromkeys(keys + ('video_name', 'frame_id', 'video_length')))
+                transform['meta_keys'] = tuple(dict.fromkeys(keys + ('video_name', 'frame_id', 'source_frame')))
     if getattr(args, 'det_root', None):
         if cfg.model.get('type') != 'TrackingByDetection':
             raise ValueError(f"--det-root needs a tracking config (model.type='TrackingByDetection'), "
                              f"not model.type={cfg.model.get('type')!r}")
-        from vastmat.models.mot.tracking_by_detection import CACHED_DETS_PIPELINE
-        cfg.model.det_root = args.det_root
         cfg.model.detector = None
-        dataset.pipeline = CACHED_DETS_PIPELINE
+        loaders = [t for t in _transforms(dataset.get('pipeline', [])) if t.get('type') == 'LoadTrackingDetections']
+        if loaders:
+            for loader in loaders:
+                loader['det_root'] = args.det_root
+        else:  # a detector-in-the-loop config: its frames are not needed
+            dataset.pipeline = cached_detections_pipeline(args.det_root)
     if getattr(args, 'data_root', None):
         dataset.data_root = args.data_root
         if not is_vastmat_root(args.data_root):  # a MOTChallenge split folder: all of its videos
@@ -145,10 +164,21 @@ def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
             metric['outfile_dir'] = cfg.work_dir
 
 
+_RUNNERS_BUILT = [0]
+
+
 def build_runner(cfg: Config) -> Runner:
-    """Build the runner named by ``runner_type`` (VastMAT's configs use ``VastMATRunner``)."""
+    """Build the runner named by ``runner_type`` (VastMAT's configs use ``VastMATRunner``).
+
+    A second runner in one process (tools called in-process: the matcher table, the tests) gets its own experiment
+    name: mmengine keys its logger and visualizer by that name (with a timestamp in seconds), so two runs in the
+    same second would otherwise log into the first run's work dir.
+    """
     import vastmat.engine  # noqa: F401  (safe checkpoint loading, the runner and its hooks)
     from vastmat.registry import RUNNERS  # looked up from our registry: mmengine's root knows no default scope yet
+    if _RUNNERS_BUILT[0] and cfg.get('experiment_name') is None:
+        cfg.experiment_name = f'{osp.splitext(osp.basename(cfg.filename or "run"))[0]}_run{_RUNNERS_BUILT[0]}'
+    _RUNNERS_BUILT[0] += 1
     if 'runner_type' not in cfg:
         return Runner.from_cfg(cfg)
     return RUNNERS.build(cfg)

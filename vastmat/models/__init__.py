@@ -1,2 +1,2 @@
-"""Models: association modules, motion models, trackers, whole MOT models."""
-from . import mot, motion, trackers  # noqa: F401  (registers the modules)
+"""Models: association modules, motion models, online trackers, per-video post-processing, whole MOT models."""
+from . import mot, motion, post, trackers  # noqa: F401  (registers the modules)

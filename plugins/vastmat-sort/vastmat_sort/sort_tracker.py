@@ -12,16 +12,20 @@ Differences from the reference, none of which changes a box:
   (the second sequence's ids continue after the first's); here the counter belongs to the tracker and
   :meth:`SORTTracker.reset` restarts it at 1, so every video's ids start at 1 (a constant offset per video);
 * the reference writes a score of 1 for every box; so do we (``scores`` are all 1.0);
-* detections are validated (:func:`check_detections`): NaN / infinite values or negative sizes raise ValueError.
+* detections arrive as VastMAT's :class:`~vastmat.structures.TrackingFrame`, validated once for every tracker
+  (NaN / infinite values, negative sizes, scores outside [0, 1] raise ValueError; zero-size boxes are dropped);
+* the ``min_hits`` warm-up reads the frame number (``frame.frame_id``, 1-based) instead of counting calls: the
+  same thing when every frame is given, as the MOT model does.
 """
 from __future__ import annotations
 
 import lap
 import numpy as np
 
-from vastmat.models.trackers.base_tracker import BaseTracker, TrackOutput, check_detections
 from vastmat.models.association.matchers import IoU
+from vastmat.models.trackers import BaseTracker
 from vastmat.registry import MODELS
+from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
 _IOU = IoU()
 
@@ -154,26 +158,24 @@ class SORTTracker(BaseTracker):
     """
 
     def __init__(self, max_age: int = 1, min_hits: int = 3, iou_threshold: float = 0.3) -> None:
+        super().__init__()
         self.max_age = max_age
         self.min_hits = min_hits
         self.iou_threshold = iou_threshold
         self.reset()
 
-    def reset(self, frame_rate: float | None = None) -> None:
-        """Forget every track; the frame count and the id counter restart (ids start at 1 again).
-        ``frame_rate`` is unused."""
+    def reset(self) -> None:
+        """Forget every track; the id counter restarts (ids start at 1 again)."""
         self.tracks: list[KalmanBoxTrack] = []
-        self.frame_count = 0
         self.next_id = 0
 
-    def update(self, bboxes: np.ndarray, scores: np.ndarray, frame_id: int) -> TrackOutput:
-        """Track one frame; call it for every frame in order, with empty arrays for a frame without detections.
+    def update(self, frame: TrackingFrame) -> TrackOutput:
+        """Track one frame; call it for every frame in order, also for frames without detections.
 
-        SORT counts frames itself (``frame_id`` is not used): the ``min_hits`` warm-up is the first ``min_hits``
-        calls after :meth:`reset`. Scores are validated but not used; every reported box gets score 1.0.
+        The ``min_hits`` warm-up covers frames 1 to ``min_hits`` of the video (the reference's ``frame_count``).
+        Scores are not used; every reported box gets score 1.0.
         """
-        dets, _ = check_detections(bboxes, scores)
-        self.frame_count += 1
+        dets, frame_count = frame.bboxes, frame.frame_id
         predicted = [track.predict() for track in self.tracks]
         keep = [i for i, box in enumerate(predicted) if not np.isnan(box).any()]
         self.tracks = [self.tracks[i] for i in keep]
@@ -187,7 +189,7 @@ class SORTTracker(BaseTracker):
         ids, boxes = [], []
         for track in reversed(self.tracks):  # the reference reports and prunes in reverse order of creation
             if track.time_since_update < 1 and (track.hit_streak >= self.min_hits
-                                                or self.frame_count <= self.min_hits):
+                                                or frame_count <= self.min_hits):
                 ids.append(track.id + 1)  # MOTChallenge ids are positive
                 boxes.append(track.box())
         self.tracks = [track for track in self.tracks if track.time_since_update <= self.max_age]

@@ -9,16 +9,18 @@ import numpy as np
 from mmengine.evaluator import BaseMetric
 from mmengine.logging import print_log
 
-from vastmat.datasets.formats import Detections, write_detections, xyxy_to_ltwh
+from vastmat.datasets.formats import Detections, write_detections
 from vastmat.registry import METRICS
+from vastmat.structures.bbox import xyxy_to_ltwh
 
 
 @METRICS.register_module()
 class DumpTrackingDetections(BaseMetric):
     """Collects the predicted boxes of every frame and writes ``<out_dir>/<video>.txt`` in the MOT det.txt form
-    (``frame, -1, left, top, width, height, score, -1, -1, -1``; frames numbered as in the dataset, 1-based).
+    (``frame, -1, left, top, width, height, score, -1, -1, -1``; frames numbered as in the video's own files, i.e.
+    ``source_frame``, so a file dumped at one stride pairs with the right frames when tracked at another).
 
-    The data samples need ``video_name`` and ``frame_id`` in their metainfo (``tools/test.py --dump-dets`` adds
+    The data samples need ``video_name`` and ``source_frame`` in their metainfo (``tools/test.py --dump-dets`` adds
     them to ``PackDetInputs``). Each file is written to a temporary name and renamed. Returns no metric.
 
     Args:
@@ -33,7 +35,7 @@ class DumpTrackingDetections(BaseMetric):
 
     def process(self, data_batch: dict, data_samples: Sequence[dict]) -> None:
         for sample in data_samples:
-            for key in ('video_name', 'frame_id'):
+            for key in ('video_name', 'source_frame'):
                 if key not in sample:
                     raise KeyError(f'DumpTrackingDetections: the data samples have no {key!r}; add it to the meta_keys '
                                    'of PackDetInputs (tools/test.py --dump-dets does)')
@@ -43,7 +45,7 @@ class DumpTrackingDetections(BaseMetric):
             if self.score_thr is not None:
                 keep = scores >= self.score_thr
                 boxes, scores = boxes[keep], scores[keep]
-            self.results.append(dict(video=sample['video_name'], frame=int(sample['frame_id']) + 1, boxes=boxes,
+            self.results.append(dict(video=sample['video_name'], frame=int(sample['source_frame']), boxes=boxes,
                                      scores=scores))
 
     def compute_metrics(self, results: list) -> dict:

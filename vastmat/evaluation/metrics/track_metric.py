@@ -12,7 +12,8 @@ import numpy as np
 from mmdet.evaluation.metrics.base_video_metric import BaseVideoMetric
 from mmengine.logging import print_log
 
-from vastmat.datasets.formats import TrackResults, read_gt, write_gt, write_results, xyxy_to_ltwh
+from vastmat.datasets.formats import TrackResults, read_gt, write_gt, write_results
+from vastmat.structures.bbox import xyxy_to_ltwh
 from vastmat.registry import METRICS
 from vastmat.utils.io import write_json_atomic
 
@@ -23,9 +24,10 @@ from ..mot_eval import PRESETS, SUMMARY_KEYS, SequenceSpec, evaluate
 class VastMATMetric(BaseVideoMetric):
     """HOTA, CLEAR and Identity metrics of tracking predictions against each video's own gt.txt.
 
-    The ground truth is read from ``<video dir>/gt/gt.txt`` (the folder above the frames' ``imDir``) with its float
-    boxes, not rebuilt from the data samples; frames are identified by the image file numbers, so strided datasets
-    are scored on the same frames of the ground truth.
+    The ground truth is read from ``<video dir>/gt/gt.txt`` with its float boxes, not rebuilt from the data samples;
+    frames are identified by their number in the video's own files (``source_frame``, from VastMATDataset; other
+    datasets: the image file number), so strided datasets are scored on the same frames of the ground truth. When
+    the model post-processed a video (``pred_video_tracks`` on its last frame), those tracks are the results.
 
     Args:
         preset: ``vastmat`` (valid=0 rows ignored), ``mot15``, ``mot17`` or ``mot20``.
@@ -45,11 +47,14 @@ class VastMATMetric(BaseVideoMetric):
 
     def _frame_record(self, sample) -> dict:
         pred = sample.pred_track_instances
-        img_path = sample.img_path
-        return dict(video_dir=osp.dirname(osp.dirname(img_path)),
-                    source_frame=int(osp.splitext(osp.basename(img_path))[0]), frame_id=int(sample.frame_id),
+        meta = sample.metainfo
+        img_path = meta.get('img_path')
+        video_dir = meta.get('video_dir') or osp.dirname(osp.dirname(img_path))
+        source_frame = meta.get('source_frame') or int(osp.splitext(osp.basename(img_path))[0])
+        return dict(video_dir=video_dir, source_frame=int(source_frame), frame_id=int(sample.frame_id),
                     video_length=int(sample.ori_video_length), bboxes=pred.bboxes.cpu().numpy(),
-                    ids=pred.instances_id.cpu().numpy(), scores=pred.scores.cpu().numpy())
+                    ids=pred.instances_id.cpu().numpy(), scores=pred.scores.cpu().numpy(),
+                    video_tracks=sample.get('pred_video_tracks'))
 
     def process_video(self, data_samples: Sequence) -> None:
         self.results.extend(self._frame_record(s) for s in data_samples)
@@ -85,11 +90,17 @@ class VastMATMetric(BaseVideoMetric):
         name = osp.basename(video_dir)
         records = sorted(records, key=lambda r: r['frame_id'])
         length = records[0]['video_length']
-        frames = np.concatenate([np.full(len(r['ids']), r['frame_id'] + 1) for r in records]).astype(np.int64)
-        boxes = np.concatenate([r['bboxes'] for r in records]).reshape(-1, 4)
-        results = TrackResults(frames, np.concatenate([r['ids'] for r in records]).astype(np.int64),
-                               xyxy_to_ltwh(boxes),
-                               np.concatenate([r['scores'] for r in records]), np.arange(1, len(frames) + 1))
+        video_tracks = [r['video_tracks'] for r in records if r['video_tracks'] is not None]
+        if video_tracks:  # post-processed by the model: rows frame, id, x1, y1, x2, y2, score
+            rows = np.asarray(video_tracks[-1], np.float64).reshape(-1, 7)
+            frames, ids, boxes, scores = rows[:, 0], rows[:, 1], rows[:, 2:6], rows[:, 6]
+        else:
+            frames = np.concatenate([np.full(len(r['ids']), r['frame_id'] + 1) for r in records])
+            ids = np.concatenate([r['ids'] for r in records])
+            boxes = np.concatenate([r['bboxes'] for r in records]).reshape(-1, 4)
+            scores = np.concatenate([r['scores'] for r in records])
+        results = TrackResults(frames.astype(np.int64), ids.astype(np.int64), xyxy_to_ltwh(boxes), scores,
+                               np.arange(1, len(frames) + 1))
         result_path = osp.join(out_dir, 'results', f'{name}.txt')
         write_results(result_path, results, decimals=3)
         gt_path = osp.join(video_dir, 'gt', 'gt.txt')

@@ -5,7 +5,7 @@ from typing import Any
 
 from vastmat.registry import MATCHERS
 
-from .geometry import PairGeometry
+from vastmat.structures.pair_geometry import PairGeometry
 from .matchers import _as_boxes, diou
 
 

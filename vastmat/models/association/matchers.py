@@ -17,7 +17,7 @@ import numpy as np
 
 from vastmat.registry import MATCHERS
 
-from .geometry import CDIST_MIN_PAIRS, PairGeometry
+from vastmat.structures.pair_geometry import CDIST_MIN_PAIRS, PairGeometry
 
 
 @dataclass
@@ -47,7 +47,8 @@ class BaseMatcher:
 
     Args:
         plus_one: the +1 pixel convention of the original trackers' IoU (``cython_bbox``).
-        gate: a gate config (e.g. ``dict(type='NormDIoUGate', thr=0.10)``) or object.
+        gate: a gate config (e.g. ``dict(type='NormDIoUGate', thr=0.10)``) or object; it applies its own
+            ``plus_one``, whatever the matcher's.
     """
 
     def __init__(self, plus_one: bool = False, gate: dict | Any | None = None) -> None:
@@ -62,7 +63,11 @@ class BaseMatcher:
             return Similarity(empty, empty > 0 if self.gate is not None else None)
         geometry = PairGeometry(tracks, dets, self.plus_one)
         scores = self.scores(geometry, num_high_conf=num_high_conf, **terms)
-        gate = self.gate.allowed(geometry) if self.gate is not None else None
+        gate = None
+        if self.gate is not None:  # the gate keeps its own pixel convention
+            gate_geometry = (geometry if self.gate.plus_one == self.plus_one
+                             else PairGeometry(tracks, dets, self.gate.plus_one))
+            gate = self.gate.allowed(gate_geometry)
         return Similarity(scores, gate)
 
     def scores(self, g: PairGeometry, **context: Any) -> Any:

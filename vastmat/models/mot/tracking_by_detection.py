@@ -1,91 +1,201 @@
-"""``TrackingByDetection``: a detector (or cached detections) feeding an online tracker frame by frame."""
+"""``TrackingByDetection``: a detector (or cached detections) feeding an online tracker frame by frame, then the
+per-video post-processing."""
 from __future__ import annotations
 
+import copy
+import logging
 from typing import Any
 
 import numpy as np
 import torch
 from mmdet.models.mot.base import BaseMOTModel
+from mmengine.logging import print_log
 from mmengine.structures import InstanceData
+from torch import nn
 
-from vastmat.registry import MODELS
+from vastmat.registry import MODELS, TASK_UTILS
+from vastmat.structures.tracking import FrameDetections, TrackingFrame, TrackOutput
 
-from .cached_detections import CachedDetections
 
-# the test pipeline of a tracking config when detections are cached: no frame is loaded
-CACHED_DETS_PIPELINE = [
-    dict(type='TransformBroadcaster', transforms=[dict(type='LoadTrackAnnotations')]),
-    dict(type='PackTrackInputs', meta_keys=('video_name', 'frame_rate')),
-]
+def instances_to_detections(instances: InstanceData) -> FrameDetections:
+    """mmdet's ``pred_instances`` (bboxes, scores[, labels, features]) as numpy detections."""
+    features = instances.get('features')
+    return FrameDetections(
+        instances.bboxes.detach().cpu().double().numpy().reshape(-1, 4),
+        instances.scores.detach().cpu().double().numpy().reshape(-1),
+        instances.labels.detach().cpu().numpy() if 'labels' in instances else None,
+        None if features is None else features.detach().cpu().double().numpy())
 
 
 @MODELS.register_module()
 class TrackingByDetection(BaseMOTModel):
-    """Runs ``detector`` on each frame, or reads ``det_root``, and feeds ``tracker`` (any :class:`BaseTracker`).
+    """Runs ``detector`` on each frame (or takes the detections the pipeline loaded), builds one
+    :class:`~vastmat.structures.TrackingFrame` per frame and feeds ``tracker`` (any :class:`BaseTracker`); after a
+    video's last frame, ``post_processors`` run on its tracks before they are written and scored.
 
-    Test-only, like mmdet's ByteTrack model: the detector is trained with its own config and its checkpoint given to
-    ``tools/test.py --checkpoint`` (a plain detector checkpoint loads into ``detector``).
+    Test-only, like mmdet's ByteTrack model: the detector (and an appearance model) are trained with their own
+    configs and their checkpoints given to ``tools/test.py --checkpoint`` (a plain detector checkpoint loads into
+    ``detector``). Every learned part (detector, ``reid``, the tracker's own modules, learned post-processors) is a
+    submodule, so one checkpoint of this model carries them all.
 
     Args:
-        tracker: tracker config, e.g. ``dict(type='ByteTracker', matcher=dict(type='CDA'))``.
-        detector: detector config (e.g. YOLOX), or None with ``det_root``.
-        det_root: folder of cached detections (``<video>.txt`` or ``<video>/det/det.txt``); the detector is skipped.
+        tracker: tracker config, e.g. ``dict(type='BYTETracker', matcher=dict(type='CDA'))``.
+        detector: detector config (e.g. YOLOX); None when the test pipeline loads cached detections
+            (``LoadTrackingDetections``, ``tools/test.py --det-root``).
+        reid: appearance model (mmdet ``BaseReID`` or any module mapping ``(k, C, H, W)`` crops to ``(k, d)``),
+            run on crops of the frame image when the detections carry no features.
+        reid_input_size: ``(height, width)`` of those crops.
+        extra_detections: named extra detection sets of a single-stage detector in the loop, each a dict of
+            ``test_cfg`` overrides of its head, e.g. ``dict(nms95=dict(nms=dict(type='nms', iou_threshold=0.95)))``
+            (cached detections give them with ``LoadTrackingDetections(extra_det_roots=...)``).
         det_score_thr: detections scoring below this are not given to the tracker (None: all).
+        post_processors: per-video post-processors (``TASK_UTILS`` configs, e.g. ``InterpolateTracks``), in order.
         data_preprocessor: default :class:`TrackingDataPreprocessor`.
     """
 
-    def __init__(self, tracker: dict, detector: dict | None = None, det_root: str | None = None,
-                 det_score_thr: float | None = None, data_preprocessor: dict | None = None,
-                 init_cfg: dict | None = None) -> None:
-        data_preprocessor = data_preprocessor or dict(type='TrackingDataPreprocessor')
-        super().__init__(data_preprocessor, init_cfg)
-        if detector is None and det_root is None:
-            raise ValueError('TrackingByDetection needs a detector or cached detections: set model.detector, or '
-                             'model.det_root (tools/test.py --det-root DIR)')
-        self.detector = MODELS.build(detector) if detector is not None and det_root is None else None
-        self.detections = CachedDetections(det_root) if det_root is not None else None
+    def __init__(self, tracker: dict, detector: dict | None = None, reid: dict | None = None,
+                 reid_input_size: tuple[int, int] = (256, 128), extra_detections: dict | None = None,
+                 det_score_thr: float | None = None, post_processors: list | None = None,
+                 data_preprocessor: dict | None = None, init_cfg: dict | None = None) -> None:
+        super().__init__(data_preprocessor or dict(type='TrackingDataPreprocessor'), init_cfg)
+        self.detector = MODELS.build(detector) if detector is not None else None
+        self.reid = MODELS.build(reid) if reid is not None else None
+        self.reid_input_size = tuple(reid_input_size)
+        self.extra_detections = dict(extra_detections or {})
+        if self.extra_detections and not hasattr(getattr(self.detector, 'bbox_head', None), 'predict_by_feat'):
+            raise ValueError('TrackingByDetection: extra_detections need a single-stage detector in the loop '
+                             '(bbox_head.predict_by_feat); with cached detections use '
+                             'LoadTrackingDetections(extra_det_roots=...)')
         self.det_score_thr = det_score_thr
         self.tracker = MODELS.build(tracker)
+        self.post_processors = [TASK_UTILS.build(cfg) if isinstance(cfg, dict) else cfg
+                                for cfg in post_processors or []]
+        for i, processor in enumerate(self.post_processors):
+            if isinstance(processor, nn.Module):  # learned (AFLink): its weights belong to the checkpoint
+                self.add_module(f'post_processor{i}', processor)
+        self._video_rows: list[np.ndarray] = []
+        self._video_dropped = 0
         self._register_load_state_dict_pre_hook(self._load_detector_checkpoint)
 
-    @staticmethod
-    def _load_detector_checkpoint(state_dict: dict, prefix: str, *args: Any) -> None:
-        """A detector's own checkpoint (``backbone.*``, ``neck.*`` ...) loads into ``detector``."""
-        keys = [k for k in state_dict if k.startswith(prefix)]
-        if keys and not any(k[len(prefix):].startswith('detector.') for k in keys):
-            for key in keys:
-                state_dict[prefix + 'detector.' + key[len(prefix):]] = state_dict.pop(key)
+    def _load_detector_checkpoint(self, state_dict: dict, prefix: str, *args: Any) -> None:
+        """A detector's own checkpoint (``backbone.*``, ``neck.*`` ...) loads into ``detector``: keys that name a
+        detector parameter once prefixed with ``detector.`` and none of this model's own are renamed; the keys of
+        the tracker, the appearance model and the post-processors stay where they are."""
+        if self.detector is None:
+            return
+        own = set(self.state_dict().keys())
+        for key in [k for k in state_dict if k.startswith(prefix)]:
+            name = key[len(prefix):]
+            if name not in own and f'detector.{name}' in own:
+                state_dict[f'{prefix}detector.{name}'] = state_dict.pop(key)
 
     def loss(self, inputs: Any, data_samples: Any, **kwargs: Any) -> dict:
         raise NotImplementedError('TrackingByDetection is test-only: train the detector with its own config '
                                   '(configs/yolox/), then test the tracking config with --checkpoint')
 
-    def _detect(self, inputs: torch.Tensor | None, frame_index: int,
-                frame_sample: Any) -> tuple[np.ndarray, np.ndarray]:
-        if self.detections is not None:
-            return self.detections.get(frame_sample.video_name, frame_sample.frame_id + 1)
-        if self.detector is None or inputs is None:
-            raise RuntimeError('no detector and no cached detections for this frame')
-        image = inputs[0][frame_index][None]  # (1, C, H, W)
-        result = self.detector.predict(image, [frame_sample], rescale=True)[0].pred_instances
-        return (result.bboxes.detach().cpu().double().numpy().reshape(-1, 4),
-                result.scores.detach().cpu().double().numpy())
+    # ------------------------------------------------------------------------------------------------ detections
+    def _detect(self, image: torch.Tensor, frame_sample: Any) -> tuple[FrameDetections, dict]:
+        """The detector's boxes (in original-frame pixels) and its extra detection sets."""
+        if not self.extra_detections:
+            result = self.detector.predict(image, [frame_sample], rescale=True)[0].pred_instances
+            return instances_to_detections(result), {}
+        head = self.detector.bbox_head
+        outs = head(self.detector.extract_feat(image))
+        metas = [frame_sample.metainfo]
+        result = head.predict_by_feat(*outs, batch_img_metas=metas, rescale=True)[0]
+        extra = {}
+        for name, overrides in self.extra_detections.items():
+            cfg = copy.deepcopy(head.test_cfg)
+            cfg.update(overrides)
+            extra[name] = instances_to_detections(
+                head.predict_by_feat(*outs, batch_img_metas=metas, cfg=cfg, rescale=True)[0])
+        return instances_to_detections(result), extra
 
+    def _appearance(self, image: torch.Tensor, bboxes: np.ndarray, scale_factor: Any) -> np.ndarray:
+        """``reid`` features of the boxes' crops of ``image`` (the preprocessed frame)."""
+        from torchvision.ops import roi_align
+        if len(bboxes) == 0:
+            return np.zeros((0, 0))
+        scale = np.tile(np.asarray(scale_factor if scale_factor is not None else (1.0, 1.0), np.float64), 2)
+        boxes = torch.as_tensor(bboxes * scale, dtype=image.dtype, device=image.device)
+        crops = roi_align(image[None], [boxes], output_size=self.reid_input_size, aligned=True)
+        return self.reid(crops).detach().cpu().double().numpy().reshape(len(bboxes), -1)
+
+    def tracking_frame(self, inputs: torch.Tensor | None, frame_index: int, frame_sample: Any) -> TrackingFrame:
+        """The tracker input of one frame, the same for a detector in the loop and cached detections."""
+        meta = frame_sample.metainfo
+        image = inputs[0][frame_index] if inputs is not None else None
+        if self.detector is not None:
+            if 'pred_instances' in frame_sample:
+                raise ValueError('TrackingByDetection: the pipeline loaded cached detections and the model has a '
+                                 'detector; drop one of them (tools/test.py --det-root drops the detector)')
+            if image is None:
+                raise ValueError('TrackingByDetection: the detector needs the frames; the test pipeline loaded none')
+            detections, extra = self._detect(image[None], frame_sample)
+        else:
+            if 'pred_instances' not in frame_sample:
+                raise ValueError('TrackingByDetection: no detector and no cached detections: set model.detector, or '
+                                 'load detections in the test pipeline (LoadTrackingDetections; tools/test.py '
+                                 '--det-root DIR)')
+            detections = instances_to_detections(frame_sample.pred_instances)
+            extra = {name: instances_to_detections(inst)
+                     for name, inst in frame_sample.get('extra_det_instances', {}).items()}
+        if self.det_score_thr is not None:
+            keep = detections.scores >= self.det_score_thr
+            detections = FrameDetections(detections.bboxes[keep], detections.scores[keep],
+                                         None if detections.labels is None else detections.labels[keep],
+                                         None if detections.features is None else detections.features[keep])
+        frame = TrackingFrame(
+            detections, frame_id=int(meta['frame_id']) + 1, video_name=meta.get('video_name', ''),
+            frame_rate=meta.get('frame_rate'), source_frame=meta.get('source_frame'), image=image,
+            image_size=tuple(meta['ori_shape'][:2]) if meta.get('ori_shape') else None,
+            scale_factor=tuple(meta['scale_factor']) if meta.get('scale_factor') else None, extra_dets=extra)
+        if frame.features is None and self.reid is not None and image is not None:
+            frame.detections.features = self._appearance(image, frame.bboxes, frame.scale_factor)
+        return frame
+
+    # ------------------------------------------------------------------------------------------------- tracking
     def predict(self, inputs: torch.Tensor | None, data_samples: list, rescale: bool = True, **kwargs: Any) -> list:
         """Track the frames of one video clip (test: one frame per call; the tracker restarts at frame 0)."""
         if len(data_samples) != 1:
             raise ValueError('TrackingByDetection tracks one video at a time (test batch_size=1)')
         track_sample = data_samples[0]
         for frame_index in range(len(track_sample)):
-            frame = track_sample[frame_index]
-            if frame.frame_id == 0:
-                self.tracker.reset(frame.metainfo.get('frame_rate'))
-            boxes, scores = self._detect(inputs, frame_index, frame)
-            if self.det_score_thr is not None:
-                keep = scores >= self.det_score_thr
-                boxes, scores = boxes[keep], scores[keep]
-            out = self.tracker.update(boxes, scores, frame.frame_id + 1)
-            frame.pred_track_instances = InstanceData(
-                bboxes=torch.from_numpy(out.bboxes.reshape(-1, 4)), scores=torch.from_numpy(out.scores),
-                instances_id=torch.from_numpy(out.ids), labels=torch.zeros(len(out.ids), dtype=torch.long))
+            frame_sample = track_sample[frame_index]
+            if frame_sample.frame_id == 0:
+                self.tracker.reset()
+                self._video_rows, self._video_dropped = [], 0
+            frame = self.tracking_frame(inputs, frame_index, frame_sample)
+            frame.require(*self.tracker.required_inputs)
+            out = self.tracker.update(frame)
+            self._video_dropped += frame.num_dropped
+            frame_sample.pred_track_instances = self._track_instances(out)
+            if self.post_processors:
+                self._video_rows.append(np.column_stack([np.full(len(out), frame.frame_id), out.ids, out.bboxes,
+                                                         out.scores]))
+            if frame_sample.frame_id == frame_sample.metainfo.get('video_length', -1) - 1:
+                self._finish_video(frame_sample)
         return [track_sample]
+
+    @staticmethod
+    def _track_instances(out: TrackOutput) -> InstanceData:
+        instances = InstanceData(bboxes=torch.from_numpy(out.bboxes.reshape(-1, 4)),
+                                 scores=torch.from_numpy(out.scores), instances_id=torch.from_numpy(out.ids),
+                                 labels=torch.zeros(len(out.ids), dtype=torch.long))
+        if out.features is not None:
+            instances.features = torch.from_numpy(out.features)
+        return instances
+
+    def _finish_video(self, last_sample: Any) -> None:
+        """After a video's last frame: log dropped boxes, run the post-processors, and give the video's final
+        tracks to the metric (``pred_video_tracks`` on the last frame: rows frame, id, x1, y1, x2, y2, score)."""
+        name = last_sample.metainfo.get('video_name', '')
+        if self._video_dropped:
+            print_log(f'{name}: {self._video_dropped} zero-width or zero-height detection(s) dropped before tracking',
+                      'current', level=logging.WARNING)
+        if not self.post_processors:
+            return
+        rows = np.concatenate(self._video_rows).reshape(-1, 7) if self._video_rows else np.zeros((0, 7))
+        for processor in self.post_processors:
+            rows = np.asarray(processor(rows), np.float64).reshape(-1, 7)
+        last_sample.pred_video_tracks = rows

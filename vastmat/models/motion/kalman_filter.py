@@ -12,27 +12,6 @@ import numpy as np
 from vastmat.registry import TASK_UTILS
 
 
-def xyxy_to_xyah(boxes: np.ndarray) -> np.ndarray:
-    """``(k, 4)`` x1 y1 x2 y2 -> centre x, centre y, aspect w / h, height (ByteTrack's float operations)."""
-    w = boxes[:, 2] - boxes[:, 0]
-    h = boxes[:, 3] - boxes[:, 1]
-    return np.stack([boxes[:, 0] + w / 2, boxes[:, 1] + h / 2, w / h, h], axis=1)
-
-
-def tlwh_to_xyah(tlwh: np.ndarray) -> np.ndarray:
-    """``(k, 4)`` left top width height -> xyah (ByteTrack's ``STrack.tlwh_to_xyah``)."""
-    return np.stack([tlwh[:, 0] + tlwh[:, 2] / 2, tlwh[:, 1] + tlwh[:, 3] / 2, tlwh[:, 2] / tlwh[:, 3], tlwh[:, 3]],
-                    axis=1)
-
-
-def xyah_to_xyxy(xyah: np.ndarray) -> np.ndarray:
-    """The box of a state's first four values (ByteTrack's ``STrack.tlbr``)."""
-    w = xyah[:, 2] * xyah[:, 3]
-    x1 = xyah[:, 0] - w / 2
-    y1 = xyah[:, 1] - xyah[:, 3] / 2
-    return np.stack([x1, y1, x1 + w, y1 + xyah[:, 3]], axis=1)
-
-
 @TASK_UTILS.register_module()
 class KalmanFilterXYAH:
     """Constant-velocity Kalman filter on ``[cx, cy, a, h, vx, vy, va, vh]``, noise proportional to the height.

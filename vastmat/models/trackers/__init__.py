@@ -1,5 +1,7 @@
-"""Online trackers (MODELS): each implements :class:`BaseTracker` (``reset`` per video, ``update`` per frame)."""
-from .base_tracker import BaseTracker, TrackOutput, check_detections
-from .byte_tracker import ByteTracker
+"""Online trackers (MODELS): each implements :class:`BaseTracker` (``reset`` per video, ``update(frame)`` per
+frame); the ByteTrack family shares :mod:`.track_lifecycle`."""
+from .base_tracker import BaseTracker
+from .byte_tracker import BYTETracker
+from .track_lifecycle import Track, TrackLifecycle
 
-__all__ = ['BaseTracker', 'TrackOutput', 'check_detections', 'ByteTracker']
+__all__ = ['BaseTracker', 'BYTETracker', 'Track', 'TrackLifecycle']

@@ -1,59 +1,42 @@
 """The interface every online tracker implements, so that one tracking model can drive any of them.
 
-A tracker is built from its config (``MODELS.build(dict(type='ByteTracker', ...))``), told about each new video with
-:meth:`BaseTracker.reset`, then given one frame at a time::
+A tracker is built from its config (``MODELS.build(dict(type='BYTETracker', ...))``), told that a new video starts
+with :meth:`BaseTracker.reset`, then given one :class:`~vastmat.structures.TrackingFrame` at a time::
 
-    tracker.reset(frame_rate=10)
-    for frame_id, (boxes, scores) in enumerate(frames, start=1):
-        out = tracker.update(boxes, scores, frame_id)   # TrackOutput(ids, bboxes, scores)
+    tracker.reset()
+    for frame in frames:                 # TrackingFrame(detections, frame_id=1, 2, ..., video_name, frame_rate, ...)
+        out = tracker.update(frame)      # TrackOutput(ids, bboxes, scores[, features])
 
-Boxes are ``(m, 4)`` float64 ``x1, y1, x2, y2`` in image pixels; frames are numbered from 1 as in gt.txt. The
-tracker returns the tracks it reports for this frame (the boxes it wants written to the results file).
+Boxes are ``x1, y1, x2, y2`` in original-frame pixels; ``frame.frame_id`` numbers the frames of the tracked
+sequence from 1, consecutively (the one frame number of every tracker). The tracker returns the tracks it reports
+for this frame (the boxes written to the results file).
+
+A tracker is an ``nn.Module`` (mmengine's ``BaseModule``): learned parts it builds from its config (a motion model
+from ``TASK_UTILS``, as mmdet's trackers build theirs) are submodules of the MOT model that holds it, so one
+checkpoint carries them. Inputs beyond boxes and scores are declared in ``required_inputs``; the MOT model checks
+them before the first frame and a missing one fails with a message naming it and how to produce it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from mmengine.model import BaseModule
 
-import numpy as np
-
-
-@dataclass
-class TrackOutput:
-    """The tracks reported for one frame: ``ids`` (k,), ``bboxes`` (k, 4) x1 y1 x2 y2, ``scores`` (k,)."""
-
-    ids: np.ndarray
-    bboxes: np.ndarray
-    scores: np.ndarray
-
-    @classmethod
-    def empty(cls) -> 'TrackOutput':
-        return cls(np.zeros(0, np.int64), np.zeros((0, 4)), np.zeros(0))
-
-    def __len__(self) -> int:
-        return len(self.ids)
+from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
 
-def check_detections(bboxes: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(m, 4)`` float64 boxes and ``(m,)`` scores; NaN, infinite values or negative sizes raise ValueError."""
-    bboxes = np.asarray(bboxes, dtype=np.float64).reshape(-1, 4)
-    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
-    if len(bboxes) != len(scores):
-        raise ValueError(f'{len(bboxes)} boxes but {len(scores)} scores')
-    if not (np.isfinite(bboxes).all() and np.isfinite(scores).all()):
-        raise ValueError('detections hold NaN or infinite values')
-    if (bboxes[:, 2:] < bboxes[:, :2]).any():
-        raise ValueError('a detection box has x2 < x1 or y2 < y1 (negative size)')
-    return bboxes, scores
+class BaseTracker(BaseModule):
+    """Online tracker: ``reset()`` at each video start, ``update(frame)`` per frame.
 
+    Attributes:
+        required_inputs: frame inputs the tracker reads besides boxes and scores: ``'features'``, ``'image'``,
+            ``'image_size'``, ``'frame_rate'``, ``'extra_dets.NAME'`` (see :meth:`TrackingFrame.require`).
+    """
 
-class BaseTracker:
-    """Online tracker: ``reset(frame_rate)`` at each video start, ``update(bboxes, scores, frame_id)`` per frame."""
+    required_inputs: tuple[str, ...] = ()
 
-    def reset(self, frame_rate: float | None = None) -> None:
-        """Forget every track (a new video starts); ``frame_rate`` of the video, when the tracker uses it."""
+    def reset(self) -> None:
+        """Forget every track (a new video starts); ids restart at 1."""
         raise NotImplementedError
 
-    def update(self, bboxes: np.ndarray, scores: np.ndarray, frame_id: int) -> TrackOutput:
+    def update(self, frame: TrackingFrame) -> TrackOutput:
         """Associate the frame's detections and return the tracks reported in this frame."""
         raise NotImplementedError

@@ -2,8 +2,9 @@
 update per track (mmdet's ``KalmanFilter``, the same filter), lists re-joined every frame and the removed tracks kept
 for ever.
 
-It is the "unoptimised algorithm": tests check that :class:`~.byte_tracker.ByteTracker` gives identical tracks, and
-``tools/benchmark/association_speed.py`` reports both speeds. Not registered: configs use ``ByteTracker``.
+It is the "unoptimised algorithm" of ``tools/benchmark/association_speed.py``, which reports both speeds and checks
+that :class:`vastmat.models.trackers.BYTETracker` gives identical tracks. The oracle of the port is the official
+code's own output (tests/test_bytetrack_golden.py), not this file. Not registered, not part of the package.
 """
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from typing import Any
 import numpy as np
 from mmdet.models.task_modules.tracking import KalmanFilter
 
+from vastmat.models.association.solvers import LapJV
+from vastmat.models.trackers import BaseTracker
 from vastmat.registry import MATCHERS
-
-from ..association.solvers import LapJV
-from .base_tracker import BaseTracker, TrackOutput, check_detections
+from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
 TRACKED, LOST, REMOVED = 1, 2, 3
 
@@ -105,13 +106,15 @@ def sub_stracks(a: list[STrack], b: list[STrack]) -> list[STrack]:
 
 
 class ReferenceByteTracker(BaseTracker):
-    """Same arguments and results as :class:`~.byte_tracker.ByteTracker`, per-track like the official code."""
+    """Same arguments and results as :class:`~vastmat.models.trackers.BYTETracker`, per-track like the official
+    code."""
 
     def __init__(self, track_thresh: float = 0.6, low_thresh: float = 0.1, track_buffer: int = 30,
                  match_thresh: float = 0.9, second_match_thresh: float = 0.5, unconfirmed_match_thresh: float = 0.7,
                  fuse_score: bool = True, duplicate_thresh: float = 0.15, matcher: dict | Any | None = None,
                  min_box_area: float | None = 100, aspect_ratio_thresh: float | None = None,
                  frame_rate: float = 30) -> None:
+        super().__init__()
         self.track_thresh, self.low_thresh, self.track_buffer = track_thresh, low_thresh, track_buffer
         self.match_thresh, self.second_match_thresh = match_thresh, second_match_thresh
         self.unconfirmed_match_thresh, self.fuse_score = unconfirmed_match_thresh, fuse_score
@@ -142,9 +145,9 @@ class ReferenceByteTracker(BaseTracker):
             scores = scores * np.array([d.score for d in dets])[None, :]
         return 1.0 - scores
 
-    def update(self, bboxes: np.ndarray, scores: np.ndarray, frame_id: int) -> TrackOutput:
-        bboxes, scores = check_detections(bboxes, scores)
-        self.frame_id = frame_id
+    def update(self, frame: TrackingFrame) -> TrackOutput:
+        bboxes, scores = frame.bboxes, frame.scores
+        self.frame_id = frame.frame_id
         activated, refind, lost, removed = [], [], [], []
         remain = scores > self.track_thresh
         second = np.logical_and(scores > self.low_thresh, scores < self.track_thresh)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from vastmat.datasets.formats import GroundTruth, ltwh_to_xyxy
+from vastmat.datasets.formats import GroundTruth
 from vastmat.datasets.statistics import DISPLACEMENT_EDGES, normalized_displacement
 
-from .matchers import CenterSim, IoU
+from vastmat.models.association.matchers import CenterSim, IoU
+from vastmat.structures.bbox import ltwh_to_xyxy
 
 
 def candidate_margins(gt: GroundTruth, candidates: dict[int, np.ndarray] | None = None) -> np.ndarray:

@@ -1,5 +1,8 @@
 """Pairwise box geometry for similarity matrices, vectorised over all (track, detection) pairs.
 
+The lowest layer: the association matchers and gates, the dataset audit and the trackers' bookkeeping all read
+their pair quantities (IoU, centre distances, enclosing boxes) from here.
+
 Boxes are ``(n, 4)`` / ``(m, 4)`` arrays ``x1, y1, x2, y2``; the pairwise quantities are ``(n, m)`` arrays, computed
 on first use and kept, so a matcher pays only for what it reads. The same code runs on numpy arrays and on torch
 tensors (:func:`ops`). ``plus_one`` is the Fast R-CNN pixel convention of the original ByteTrack / FairMOT / DiffMOT /

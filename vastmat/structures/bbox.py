@@ -1,0 +1,44 @@
+"""Box conversions between the forms VastMAT uses (numpy, ``(k, 4)`` arrays, float operations as the original
+trackers do them):
+
+* ``ltwh``: left, top, width, height (gt.txt, det.txt, results);
+* ``xyxy``: x1, y1, x2, y2 (matchers, trackers, mmdet);
+* ``xyah``: centre x, centre y, aspect w / h, height (the DeepSORT/ByteTrack Kalman state).
+
+mmdet's ``mmdet.structures.bbox`` has tensor versions (``bbox_xyxy_to_cxcyah``); these work on the numpy arrays
+the readers and trackers hold, without a torch round trip.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def ltwh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
+    """(k, 4) left, top, width, height -> x1, y1, x2, y2."""
+    return np.column_stack([boxes[:, :2], boxes[:, :2] + boxes[:, 2:]])
+
+
+def xyxy_to_ltwh(boxes: np.ndarray) -> np.ndarray:
+    """(k, 4) x1, y1, x2, y2 -> left, top, width, height."""
+    return np.column_stack([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]])
+
+
+def xyxy_to_xyah(boxes: np.ndarray) -> np.ndarray:
+    """(k, 4) x1 y1 x2 y2 -> centre x, centre y, aspect w / h, height."""
+    w = boxes[:, 2] - boxes[:, 0]
+    h = boxes[:, 3] - boxes[:, 1]
+    return np.stack([boxes[:, 0] + w / 2, boxes[:, 1] + h / 2, w / h, h], axis=1)
+
+
+def ltwh_to_xyah(ltwh: np.ndarray) -> np.ndarray:
+    """(k, 4) left top width height -> xyah (ByteTrack's ``STrack.tlwh_to_xyah``)."""
+    return np.stack([ltwh[:, 0] + ltwh[:, 2] / 2, ltwh[:, 1] + ltwh[:, 3] / 2, ltwh[:, 2] / ltwh[:, 3], ltwh[:, 3]],
+                    axis=1)
+
+
+def xyah_to_xyxy(xyah: np.ndarray) -> np.ndarray:
+    """(k, 4+) the box of a state's first four values (ByteTrack's ``STrack.tlbr``)."""
+    w = xyah[:, 2] * xyah[:, 3]
+    x1 = xyah[:, 0] - w / 2
+    y1 = xyah[:, 1] - xyah[:, 3] / 2
+    return np.stack([x1, y1, x1 + w, y1 + xyah[:, 3]], axis=1)
