@@ -25,6 +25,7 @@ demo: setup
 	$(PY) tools/analysis/matcher_table.py --data-root data/demo_simulated --det-root data/demo_simulated \
 		--work-dir work_dirs/demo_matchers --matchers iou cda-fixed cda-adaptive
 
-# The full test suite (reads ../shared/data where it lies).
+# The full test suite (reads ../shared/data where it lies), on every core (pytest-xdist; TEST_WORKERS=1 for one).
+TEST_WORKERS ?= auto
 test: setup
-	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m pytest -q tests
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m pytest -q -n $(TEST_WORKERS) --durations=15 tests

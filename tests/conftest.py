@@ -29,6 +29,40 @@ def python(*args, **kwargs):
     return run([sys.executable, *map(str, args)], **kwargs)
 
 
+_TOOLS = {}
+
+
+def tool(script: str, *args):
+    """Run ``main(argv)`` of a script under tools/ in this process (no interpreter start, no second import of
+    torch and mmdet) and return what it returns."""
+    import importlib.util
+    if script not in _TOOLS:
+        spec = importlib.util.spec_from_file_location(f'vastmat_tool_{len(_TOOLS)}', osp.join(REPO, script))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _TOOLS[script] = module
+    return _TOOLS[script].main([str(a) for a in args])
+
+
+def read_results(path):
+    from vastmat.datasets.formats import read_results as read
+    return read(str(path))
+
+
+def assert_same_tracks(ours, theirs, where: str, atol: float = 1e-2) -> int:
+    """Two result files hold the same boxes in every frame (to ``atol`` px, rows matched by position within a
+    frame) and the same ids up to one relabelling for the whole video; returns the number of rows."""
+    import numpy as np
+    assert len(ours) == len(theirs), f'{where}: {len(ours)} rows, the official output {len(theirs)}'
+    key_ours = np.lexsort((ours.boxes[:, 1], ours.boxes[:, 0], ours.frames))
+    key_theirs = np.lexsort((theirs.boxes[:, 1], theirs.boxes[:, 0], theirs.frames))
+    assert np.array_equal(ours.frames[key_ours], theirs.frames[key_theirs]), f'{where}: frames differ'
+    np.testing.assert_allclose(ours.boxes[key_ours], theirs.boxes[key_theirs], rtol=0, atol=atol, err_msg=where)
+    pairs = set(zip(ours.ids[key_ours].tolist(), theirs.ids[key_theirs].tolist()))
+    assert len(pairs) == len({a for a, _ in pairs}) == len({b for _, b in pairs}), f'{where}: ids not a relabelling'
+    return len(ours)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))

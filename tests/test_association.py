@@ -266,3 +266,17 @@ def test_cda_microbench_tool(demo_root, tmp_path):
     assert results['frame_pairs'] > 100 and results['IoU (baseline)']['overhead'] == 0.0
     assert all(r['us_per_call'] > 0 for k, r in results.items() if isinstance(r, dict))
     assert 'CDA adaptive' in proc.stdout
+
+
+def test_a_gate_keeps_its_own_pixel_convention_inside_a_matcher():
+    """IoU(A, B) is 4/24 = 0.167 without the +1 pixel convention and 9/36 = 0.25 with it. A plain gate at 0.2
+    rejects the pair whatever convention its matcher uses (the matcher's used to override the gate's)."""
+    from vastmat.models.association import IoUGate
+    plain_gate = dict(type='IoUGate', thr=0.2, plus_one=False)
+    plus_one_gate = dict(type='IoUGate', thr=0.2, plus_one=True)
+    assert IoUGate(0.2, plus_one=False)(A, B).tolist() == [[False]]
+    for matcher_plus_one in (True, False):
+        for gate, allowed in ((plain_gate, False), (plus_one_gate, True)):
+            similarity = MATCHERS.build(dict(type='IoU', plus_one=matcher_plus_one, gate=gate))(A, B)
+            assert similarity.gate.tolist() == [[allowed]], (matcher_plus_one, gate)
+            assert similarity.scores[0, 0] == pytest.approx(HAND['IoU+1'] if matcher_plus_one else HAND['IoU'])

@@ -1,26 +1,23 @@
-"""ByteTracker: the official rules on hand-made frames, identical tracks to the per-track port of the official code
-on AnimalTrack (10 FPS, simulated detections) with several matchers, input validation."""
-import os
-import os.path as osp
-
+"""BYTETracker: the official rules on hand-made frames, the lost-track buffer rule, degenerate detections.
+(The comparison with the official code's own output is tests/test_bytetrack_golden.py.)"""
 import numpy as np
 import pytest
 
-from conftest import ANIMALTRACK, needs_animaltrack
-from vastmat.models.trackers import ByteTracker
-from vastmat.models.trackers.byte_tracker_reference import ReferenceByteTracker
+from vastmat.models.trackers import BYTETracker
+from vastmat.structures.tracking import TrackingFrame
 
 
 def box(x, y, w=40.0, h=40.0):
     return [x, y, x + w, y + h]
 
 
-def step(tracker, boxes, scores, frame):
-    return tracker.update(np.array(boxes, np.float64).reshape(-1, 4), np.array(scores, np.float64), frame)
+def step(tracker, boxes, scores, frame, frame_rate=None):
+    return tracker.update(TrackingFrame.from_arrays(np.array(boxes, np.float64).reshape(-1, 4),
+                                                    np.array(scores, np.float64), frame, frame_rate=frame_rate))
 
 
 def test_first_frame_tracks_are_confirmed_at_once_later_ones_need_a_second_detection():
-    tracker = ByteTracker(min_box_area=None)
+    tracker = BYTETracker(min_box_area=None)
     out = step(tracker, [box(0, 0)], [0.9], 1)
     assert out.ids.tolist() == [1]  # frame 1: activated immediately
     out = step(tracker, [box(2, 0), box(300, 300)], [0.9, 0.9], 2)
@@ -32,7 +29,7 @@ def test_first_frame_tracks_are_confirmed_at_once_later_ones_need_a_second_detec
 
 
 def test_new_tracks_need_track_thresh_plus_0_1_and_low_scores_only_extend_tracks():
-    tracker = ByteTracker(min_box_area=None)
+    tracker = BYTETracker(min_box_area=None)
     assert len(step(tracker, [box(0, 0)], [0.65], 1)) == 0  # > 0.6 but < 0.7: no new track
     tracker.reset()
     step(tracker, [box(0, 0)], [0.9], 1)
@@ -41,70 +38,59 @@ def test_new_tracks_need_track_thresh_plus_0_1_and_low_scores_only_extend_tracks
     assert len(step(tracker, [box(500, 500)], [0.3], 3)) == 0  # and never starts one
 
 
-def test_lost_tracks_come_back_with_their_id_within_the_buffer_scaled_by_frame_rate():
-    tracker = ByteTracker(min_box_area=None)
-    tracker.reset(frame_rate=10)  # int(10 / 30 * 30) = 10 frames
-    assert tracker.max_time_lost == 10
-    step(tracker, [box(0, 0)], [0.9], 1)
-    for frame in range(2, 12):  # lost for 10 frames
-        assert len(step(tracker, [], [], frame)) == 0
-    out = step(tracker, [box(0, 0)], [0.9], 12)
-    assert out.ids.tolist() == [1]
-    tracker.reset(frame_rate=10)
-    step(tracker, [box(0, 0)], [0.9], 1)
-    for frame in range(2, 14):  # 12 frames: removed
-        step(tracker, [], [], frame)
-    assert len(step(tracker, [box(0, 0)], [0.9], 14)) == 0  # a new, unconfirmed track
+def lost_for(tracker, gap, frame_rate):
+    """Track one box, lose it for ``gap`` frames, show it again: its id (or [] if it was removed)."""
+    tracker.reset()
+    step(tracker, [box(0, 0)], [0.9], 1, frame_rate)
+    for frame in range(2, gap + 2):
+        assert len(step(tracker, [], [], frame, frame_rate)) == 0
+    return step(tracker, [box(0, 0)], [0.9], gap + 2, frame_rate).ids.tolist()
+
+
+def test_lost_buffer_follows_the_official_evaluator_by_default_whatever_the_video_rate():
+    """The official evaluator builds every tracker with frame_rate=30: at 10 FPS lost tracks still live 30 frames
+    (the video's rate used to shorten them to 10)."""
+    tracker = BYTETracker(min_box_area=None)
+    assert lost_for(tracker, 30, frame_rate=10) == [1]
+    assert lost_for(tracker, 32, frame_rate=10) == []  # removed after 30: a new, unconfirmed track
+
+
+def test_lost_buffer_scaled_by_the_video_rate_on_request():
+    tracker = BYTETracker(min_box_area=None, buffer_frame_rate=None)
+    assert lost_for(tracker, 10, frame_rate=10) == [1]  # int(10 / 30 * 30) = 10 frames
+    assert lost_for(tracker, 12, frame_rate=10) == []
+    assert lost_for(tracker, 25, frame_rate=25) == [1]
+    assert tracker.required_inputs == ('frame_rate', )
 
 
 def test_output_filters():
-    tracker = ByteTracker(min_box_area=100, aspect_ratio_thresh=1.6)
+    tracker = BYTETracker(min_box_area=100, aspect_ratio_thresh=1.6)
     out = step(tracker, [box(0, 0, 5, 5), box(100, 0, 100, 40), box(300, 0, 40, 80)], [0.9, 0.9, 0.9], 1)
     assert len(out) == 1 and out.bboxes[0, 0] == pytest.approx(300)  # tiny and wide boxes not reported
 
 
+def test_zero_size_detections_are_dropped_not_turned_into_nan():
+    """A box clipped to zero width used to reach the Kalman filter (aspect 0, then inf/NaN in the cost matrix)."""
+    tracker = BYTETracker(min_box_area=None)
+    step(tracker, [box(0, 0)], [0.9], 1)
+    frame = TrackingFrame.from_arrays([box(1, 0), [500, 0, 500, 40], [600, 10, 640, 10]], [0.9, 0.9, 0.8], 2)
+    assert frame.num_dropped == 2 and len(frame.bboxes) == 1
+    out = tracker.update(frame)
+    assert out.ids.tolist() == [1] and np.isfinite(out.bboxes).all()
+
+
 @pytest.mark.parametrize('boxes, scores, message', [
     ([[0, 0, np.nan, 10]], [0.9], 'NaN'), ([[10, 0, 0, 10]], [0.9], 'negative size'),
-    ([[0, 0, 10, 10]], [0.9, 0.8], '1 boxes but 2 scores')])
-def test_bad_detections_raise(boxes, scores, message):
-    with pytest.raises(ValueError, match=message):
-        step(ByteTracker(), boxes, scores, 1)
+    ([[0, 0, 10, 10]], [0.9, 0.8], '1 boxes but 2 scores'), ([[0, 0, 10, 10]], [1.5], r'outside \[0, 1\]'),
+    ([[0, 0, 10, 10]], [-0.2], r'outside \[0, 1\]')])
+def test_bad_detections_raise_naming_the_video_and_frame(boxes, scores, message):
+    with pytest.raises(ValueError, match=message) as error:
+        TrackingFrame.from_arrays(boxes, scores, 7, video_name='zebra_3')
+    assert "video 'zebra_3' frame 7" in str(error.value)
 
 
-def load_simulated(root, names):
-    from vastmat.datasets.formats import ltwh_to_xyxy, read_detections, read_seqinfo
-    videos = []
-    for name in names:
-        info = read_seqinfo(osp.join(root, name, 'seqinfo.ini'))
-        dets = read_detections(osp.join(root, name, 'det', 'det.txt'))
-        frames = [(ltwh_to_xyxy(dets.boxes[dets.frames == f]), dets.scores[dets.frames == f])
-                  for f in range(1, info['seqLength'] + 1)]
-        videos.append((info['frameRate'], frames))
-    return videos
-
-
-@pytest.fixture(scope='module')
-def simulated_animaltrack(tmp_path_factory):
-    from conftest import python
-    out = str(tmp_path_factory.mktemp('at10'))
-    python('tools/data/simulate_detections.py', '--data-root', ANIMALTRACK, '--out', out, '--stride', '3')
-    return out
-
-
-@needs_animaltrack
-@pytest.mark.parametrize('matcher', [None, dict(type='CDA', mode='forward'),
-                                     dict(type='CDA', gate=dict(type='NormDIoUGate', thr=0.10))])
-def test_identical_to_the_per_track_port_on_animaltrack(simulated_animaltrack, matcher):
-    names = sorted(os.listdir(simulated_animaltrack))[::6]  # 6 of the 32 videos
-    total = 0
-    for frame_rate, frames in load_simulated(simulated_animaltrack, names):
-        fast, reference = ByteTracker(matcher=matcher), ReferenceByteTracker(matcher=matcher)
-        fast.reset(frame_rate)
-        reference.reset(frame_rate)
-        for frame, (boxes, scores) in enumerate(frames, start=1):
-            a, b = fast.update(boxes, scores, frame), reference.update(boxes, scores, frame)
-            assert a.ids.tolist() == b.ids.tolist(), frame
-            np.testing.assert_allclose(a.bboxes, b.bboxes, rtol=0, atol=1e-6)
-            assert a.scores.tolist() == b.scores.tolist()
-            total += len(a)
-    assert total > 5000
+def test_scores_outside_0_1_used_to_make_fused_costs_negative():
+    """With score 1.5 the fused cost 1 - IoU * score is negative; the frame input refuses such scores for every
+    tracker (the detector's scores must be probabilities)."""
+    with pytest.raises(ValueError, match='rescale the detector output'):
+        step(BYTETracker(), [box(0, 0)], [1.5], 1)

@@ -65,3 +65,26 @@ def test_matchers_registry_builds_registered_classes():
     built = MATCHERS.build(dict(type='_TestMatcher', thr=0.1))
     assert isinstance(built, _TestMatcher) and built.thr == 0.1
     MATCHERS._module_dict.pop('_TestMatcher')
+
+
+def test_no_vastmat_component_shadows_an_mmdet_one():
+    """A VastMAT name equal to an mmdet name would hide mmdet's component in the vastmat scope (mmdet's own
+    ByteTrack configs built VastMAT's ByteTracker, with another interface, before it was renamed BYTETracker)."""
+    from vastmat.registry import ALL_REGISTRIES
+    shadowed = []
+    for name, registry in ALL_REGISTRIES.items():
+        if registry.parent is None:
+            continue
+        registry.import_from_location()
+        parent = registry.parent.module_dict
+        shadowed += [f'{name}.{key}' for key, cls in registry.module_dict.items()
+                     if key in parent and parent[key] is not cls]
+    assert shadowed == []
+
+
+def test_mmdet_bytetrack_tracker_is_reachable_in_the_vastmat_scope():
+    from mmdet.models.trackers import ByteTracker as MMDetByteTracker
+
+    from vastmat.models.trackers import BYTETracker
+    from vastmat.registry import MODELS
+    assert MODELS.get('ByteTracker') is MMDetByteTracker and MODELS.get('BYTETracker') is BYTETracker

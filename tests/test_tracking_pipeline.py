@@ -1,6 +1,6 @@
-"""Tracking through tools/test.py: the SORT plugin reproduces the official SORT on MOT15 TUD, ByteTrack with
-swappable matchers on TUD and AnimalTrack, the tiny YOLOX trained -> detections dumped -> tracked end to end,
-the detector in the loop, videos split over two processes, bad input."""
+"""Tracking through tools/test.py: the SORT plugin reproduces the official SORT on MOT15 TUD, matchers swapped by
+--cfg-options, the matcher table under one setting, the tiny YOLOX trained -> detections dumped -> tracked end to
+end with the same frame input as the detector in the loop, videos split over two processes, bad input."""
 import json
 import os
 import os.path as osp
@@ -10,13 +10,16 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ANIMALTRACK, DEBUG_YOLOX, REPO, SHARED_DATA, data_root_options, free_port, python, run
+from conftest import (DEBUG_YOLOX, REPO, SHARED_DATA, assert_same_tracks, data_root_options, free_port, python,
+                      read_results, run, tool)
 
 pytestmark = pytest.mark.slow
 
 TUD = osp.join(SHARED_DATA, 'MOT15-TUD', 'train')
+AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
 needs_tud = pytest.mark.skipif(not osp.isdir(TUD), reason=f'MOT15 TUD not found at {TUD} (../shared/data beside '
                                                          'the clone)')
+needs_at10 = pytest.mark.skipif(not osp.isdir(AT10), reason=f'{AT10} not found (../shared/data beside the clone)')
 BYTETRACK = osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets.py')
 SORT_CONFIG = osp.join(REPO, 'plugins', 'vastmat-sort', 'configs', 'sort_cached-dets.py')
 
@@ -33,29 +36,17 @@ def sort_site(tmp_path_factory):
     return site
 
 
-def read_results(path):
-    from vastmat.datasets.formats import read_results as read
-    return read(path)
-
-
 @needs_tud
 def test_sort_plugin_reproduces_the_official_sort_output_and_metrics(sort_site, tmp_path):
+    """A subprocess: the plugin is found through its entry point, as a user's pip install would be."""
     work_dir = tmp_path / 'sort'
     proc = python('tools/test.py', SORT_CONFIG, '--det-root', TUD, '--data-root', TUD, '--work-dir', work_dir,
                   '--cfg-options', 'test_evaluator.preset=mot15', env={'PYTHONPATH': f'{sort_site}:{REPO}'})
     assert 'vastmat/MOTA' in proc.stdout
     official = osp.join(SHARED_DATA, 'MOT15-TUD', 'trackers', 'SORT')
     for seq in ('TUD-Campus', 'TUD-Stadtmitte'):
-        ours, theirs = read_results(work_dir / 'results' / f'{seq}.txt'), read_results(osp.join(official,
-                                                                                                f'{seq}.txt'))
-        assert len(ours) == len(theirs)
-        # same rows once sorted by frame and box; ids equal up to one relabelling for the whole sequence
-        key_ours = np.lexsort((ours.boxes[:, 0], ours.frames))
-        key_theirs = np.lexsort((theirs.boxes[:, 0], theirs.frames))
-        assert np.array_equal(ours.frames[key_ours], theirs.frames[key_theirs])
-        np.testing.assert_allclose(ours.boxes[key_ours], theirs.boxes[key_theirs], atol=1e-2)
-        pairs = set(zip(ours.ids[key_ours].tolist(), theirs.ids[key_theirs].tolist()))
-        assert len(pairs) == len({a for a, _ in pairs}) == len({b for _, b in pairs})
+        assert_same_tracks(read_results(work_dir / 'results' / f'{seq}.txt'),
+                           read_results(osp.join(official, f'{seq}.txt')), seq)
     per_video = json.load(open(work_dir / 'metrics_per_video.json'))
     campus = per_video['TUD-Campus']
     # SORT's README / MOTChallenge devkit: MOTA 62.7, FP 15, FN 113, IDSW 6
@@ -70,54 +61,51 @@ def test_sort_plugin_reproduces_the_official_sort_output_and_metrics(sort_site, 
 
 
 @needs_tud
-def test_matchers_change_the_tracks_and_iou_matches_the_tracker_run_directly(tmp_path):
-    """tools/test.py's results equal the tracker driven frame by frame; CDA gives other tracks than IoU."""
-    from vastmat.datasets.formats import ltwh_to_xyxy, read_detections
-    from vastmat.models.trackers import ByteTracker
-    for name, options in (('iou', []), ('cda', ['--cfg-options', 'model.tracker.matcher.type=CDA'])):
-        python('tools/test.py', BYTETRACK, '--det-root', TUD, '--data-root', TUD, '--work-dir', tmp_path / name,
-               *options)
-    dets = read_detections(osp.join(TUD, 'TUD-Campus', 'det', 'det.txt'))
-    tracker = ByteTracker()
-    tracker.reset(25)
-    rows = []
-    for frame in range(1, 72):
-        out = tracker.update(ltwh_to_xyxy(dets.boxes[dets.frames == frame]), dets.scores[dets.frames == frame], frame)
-        rows += [(frame, i, *b) for i, b in zip(out.ids, out.bboxes)]
-    ours = read_results(tmp_path / 'iou' / 'results' / 'TUD-Campus.txt')
-    direct = np.array(sorted(rows))
-    assert len(ours) == len(direct)
-    np.testing.assert_array_equal(ours.ids, direct[:, 1])
-    np.testing.assert_allclose(ours.boxes[:, :2], direct[:, 2:4], atol=1e-3)
-    cda = read_results(tmp_path / 'cda' / 'results' / 'TUD-Campus.txt')
-    assert len(cda) != len(ours) or not np.allclose(cda.boxes, ours.boxes)
+def test_a_matcher_swapped_on_the_command_line_changes_the_tracks(tmp_path):
+    """--cfg-options model.tracker.matcher.type=CDA: other tracks than the official IoU ones (golden file)."""
+    tool('tools/test.py', BYTETRACK, '--det-root', TUD, '--data-root', TUD, '--work-dir', tmp_path,
+         '--cfg-options', 'model.tracker.matcher.type=CDA', 'model.tracker.min_box_area=None')
+    cda = read_results(tmp_path / 'results' / 'TUD-Campus.txt')
+    official = read_results(osp.join(SHARED_DATA, 'MOT15-TUD', 'trackers', 'ByteTrack', 'TUD-Campus.txt'))
+    with pytest.raises(AssertionError):
+        assert_same_tracks(cda, official, 'TUD-Campus')
 
 
-@pytest.mark.skipif(not osp.isdir(ANIMALTRACK), reason=f'AnimalTrack not found at {ANIMALTRACK}')
-def test_bytetrack_matchers_on_animaltrack_at_10_fps(tmp_path):
-    """Simulated detections at 10 FPS, two videos, the matchers of the issue through tools/analysis/matcher_table.py
-    (tools/test.py per matcher config)."""
-    sim = tmp_path / 'at10'
-    python('tools/data/simulate_detections.py', '--data-root', ANIMALTRACK, '--out', sim, '--stride', '3')
-    proc = python('tools/analysis/matcher_table.py', '--data-root', sim, '--det-root', sim, '--work-dir',
-                  tmp_path / 'runs', '--videos', 'chicken_3', 'zebra_3',
-                  '--matchers', 'iou', 'diou', 'cda-fixed', 'cda-adaptive')
-    table = open(tmp_path / 'runs' / 'table.csv').read().splitlines()
-    assert [line.split(',')[0] for line in table[1:]] == ['iou', 'diou', 'cda-fixed', 'cda-adaptive']
-    for matcher in ('iou', 'diou', 'cda-fixed', 'cda-adaptive'):
-        per_video = json.load(open(tmp_path / 'runs' / matcher / 'metrics_per_video.json'))
+@needs_at10
+def test_matcher_table_runs_every_matcher_under_one_setting(tmp_path):
+    """The paper's match_thresh 0.6 and one pixel convention for every row, stated in table.json."""
+    sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
+    from matcher_table import config_for, pixel_options
+    assert pixel_options(config_for('cda-fixed-diou-gate'), False) == [
+        'model.tracker.matcher.plus_one=False', 'model.tracker.matcher.gate.plus_one=False']
+    matchers = ['iou', 'diou', 'cda-fixed', 'cda-adaptive']
+    result = tool('tools/analysis/matcher_table.py', '--data-root', osp.join(AT10, 'gt'), '--det-root',
+                  osp.join(AT10, 'dets'), '--work-dir', tmp_path, '--videos', 'chicken_3', 'zebra_3')
+    saved = json.load(open(tmp_path / 'table.json'))
+    assert (saved['setting'], saved['match_thresh'], saved['pixels']) == ('paper', 0.6, 'plus-one')
+    assert list(saved['rows']) == matchers == list(result['rows'])
+    table = open(tmp_path / 'table.csv').read().splitlines()
+    assert [line.split(',')[0] for line in table[1:]] == matchers
+    for matcher in matchers:
+        per_video = json.load(open(tmp_path / matcher / 'metrics_per_video.json'))
         assert set(per_video) == {'chicken_3', 'zebra_3', 'COMBINED'}
         assert per_video['COMBINED']['HOTA'] > 0.5, matcher  # simulated detections are good
-        assert len(read_results(tmp_path / 'runs' / matcher / 'results' / 'zebra_3.txt')) > 100
-    assert 'HOTA' in proc.stdout
+    # the paper's setting is not the official one: the IoU row differs from the official run's tracks
+    official = read_results(osp.join(AT10, 'trackers', 'ByteTrack', 'zebra_3.txt'))
+    ours = read_results(tmp_path / 'iou' / 'results' / 'zebra_3.txt')
+    assert len(ours) != len(official) or not np.allclose(ours.boxes, official.boxes)
 
 
-def test_tiny_yolox_trains_dumps_detections_and_bytetrack_tracks_them(demo_root, tmp_path):
+def test_tiny_yolox_trains_dumps_detections_and_both_paths_give_the_same_frame_input(demo_root, tmp_path):
+    """Detections dumped by the detector, then tracked from the cache, reach the tracker as the same frames as with
+    the detector in the loop (boxes to the 2 dumped decimals, frame numbers, size); ByteTrack tracks both."""
+    sys.path.insert(0, osp.join(REPO, 'tests', 'helpers'))
+    from toy_tracker import ToyInputTracker
     det_dir, dets = tmp_path / 'yolox', tmp_path / 'dets'
-    python('tools/train.py', DEBUG_YOLOX, '--work-dir', det_dir, '--cfg-options', *data_root_options(demo_root))
+    tool('tools/train.py', DEBUG_YOLOX, '--work-dir', det_dir, '--cfg-options', *data_root_options(demo_root))
     checkpoint = det_dir / 'iter_2.pth'
-    python('tools/test.py', DEBUG_YOLOX, '--checkpoint', checkpoint, '--work-dir', det_dir, '--dump-dets', dets,
-           '--cfg-options', *data_root_options(demo_root))
+    tool('tools/test.py', DEBUG_YOLOX, '--checkpoint', checkpoint, '--work-dir', det_dir, '--dump-dets', dets,
+         '--cfg-options', *data_root_options(demo_root))
     test_videos = open(osp.join(demo_root, 'splits', 'protocol1', 'test.txt')).read().split()
     assert sorted(f[:-4] for f in os.listdir(dets)) == sorted(test_videos)
     from vastmat.datasets.formats import read_detections
@@ -125,32 +113,37 @@ def test_tiny_yolox_trains_dumps_detections_and_bytetrack_tracks_them(demo_root,
     assert len(dumped) > 0 and dumped.frames.max() <= 12
     # the 2-iteration detector scores low: let every box through (new tracks from score >= track_thresh + 0.1)
     low = ['model.tracker.track_thresh=-0.1', 'model.tracker.low_thresh=-1.0', 'model.tracker.min_box_area=None']
-    python('tools/test.py', BYTETRACK, '--det-root', dets, '--data-root', demo_root, '--work-dir', tmp_path / 'bt',
-           '--cfg-options', *low)
+    tool('tools/test.py', BYTETRACK, '--det-root', dets, '--data-root', demo_root, '--work-dir', tmp_path / 'bt',
+         '--cfg-options', *low)
     assert sorted(os.listdir(tmp_path / 'bt' / 'results')) == sorted(f'{v}.txt' for v in test_videos)
     assert 'vastmat/HOTA' in json.load(open(tmp_path / 'bt' / 'metrics.json'))
-    cached = read_results(tmp_path / 'bt' / 'results' / f'{test_videos[0]}.txt')
-    assert len(cached) > 0
-    # the detector in the loop reports the same boxes as from its dumped detections (to the 2 decimals dumped; the
-    # rounding may break ties between the near-identical boxes of this untrained detector differently, so the
-    # boxes are compared frame by frame, not id by id)
-    python('tools/test.py', osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_yolox-debug_vastmat-demo.py'),
-           '--checkpoint', checkpoint, '--work-dir', tmp_path / 'bt_det', '--cfg-options',
-           f'test_dataloader.dataset.data_root={demo_root}/', *low)
-    live = read_results(tmp_path / 'bt_det' / 'results' / f'{test_videos[0]}.txt')
-    assert np.array_equal(live.frames, cached.frames)
-    from scipy.optimize import linear_sum_assignment
-    for frame in np.unique(live.frames):
-        a, b = live.boxes[live.frames == frame], cached.boxes[cached.frames == frame]
-        distance = np.abs(a[:, None, :] - b[None, :, :]).max(axis=2)
-        rows, cols = linear_sum_assignment(distance)
-        assert distance[rows, cols].max() <= 0.05, frame
+    assert len(read_results(tmp_path / 'bt' / 'results' / f'{test_videos[0]}.txt')) > 0
+
+    # the detector-in-the-loop config, run as it is and with --det-root, with a tracker that records its input
+    live_config = tmp_path / 'toy_live.py'
+    live_config.write_text(f"_base_ = ['{REPO}/configs/bytetrack/bytetrack_yolox-debug_vastmat-demo.py']\n"
+                           "model = dict(tracker=dict(_delete_=True, type='ToyInputTracker', required=()))\n")
+    frames = {}
+    for path, args in (('cached', ['--det-root', dets, '--data-root', demo_root]),
+                       ('live', ['--checkpoint', checkpoint, '--cfg-options',
+                                 f'test_dataloader.dataset.data_root={demo_root}/'])):
+        ToyInputTracker.records.clear()
+        tool('tools/test.py', live_config, '--work-dir', tmp_path / path, *args)
+        frames[path] = list(ToyInputTracker.records)
+    assert len(frames['cached']) == len(frames['live']) == 12 * len(test_videos)
+    for cached, live in zip(frames['cached'], frames['live']):
+        for key in ('video', 'frame_id', 'source_frame', 'frame_rate', 'image_size'):
+            assert cached[key] == live[key], key
+        assert cached['image'] is None and live['image'] is not None
+        assert len(cached['bboxes']) == len(live['bboxes'])
+        np.testing.assert_allclose(cached['bboxes'], live['bboxes'], atol=0.006)
+        np.testing.assert_allclose(cached['scores'], live['scores'], atol=6e-6)
 
 
 @needs_tud
 def test_two_processes_split_the_videos_and_merge_to_the_single_process_results(tmp_path):
     args = [BYTETRACK, '--det-root', TUD, '--data-root', TUD]
-    python('tools/test.py', *args, '--work-dir', tmp_path / 'single')
+    tool('tools/test.py', *args, '--work-dir', tmp_path / 'single')
     proc = run(['tools/dist_test.sh', *args[:1], '2', *args[1:], '--work-dir', str(tmp_path / 'dist')],
                env={'PORT': str(free_port())})
     assert 'Distributed training: True' in proc.stdout
@@ -163,30 +156,30 @@ def test_two_processes_split_the_videos_and_merge_to_the_single_process_results(
 
 @needs_tud
 def test_bad_input_is_named(tmp_path):
-    proc = python('tools/test.py', BYTETRACK, '--det-root', tmp_path, '--data-root', TUD, '--work-dir',
-                  tmp_path / 'w', check=False)
-    assert proc.returncode != 0 and "no detections for video 'TUD-Campus'" in proc.stdout
-    proc = python('tools/test.py', DEBUG_YOLOX, '--det-root', TUD, '--work-dir', tmp_path / 'w2', check=False)
-    assert proc.returncode != 0 and '--det-root needs a tracking config' in proc.stdout
+    from vastmat.datasets.formats import FormatError
+    with pytest.raises(FileNotFoundError, match="no detections for video 'TUD-Campus'"):
+        tool('tools/test.py', BYTETRACK, '--det-root', tmp_path, '--data-root', TUD, '--work-dir', tmp_path / 'w')
+    with pytest.raises(ValueError, match='--det-root needs a tracking config'):
+        tool('tools/test.py', DEBUG_YOLOX, '--det-root', TUD, '--work-dir', tmp_path / 'w2')
     bad = tmp_path / 'bad'
     bad.mkdir()
     lines = open(osp.join(TUD, 'TUD-Campus', 'det', 'det.txt')).read().splitlines()
     lines[3] = '1,-1,10,10,nan,20,0.9,-1,-1,-1'
     (bad / 'TUD-Campus.txt').write_text('\n'.join(lines) + '\n')
-    proc = python('tools/test.py', BYTETRACK, '--det-root', bad, '--data-root', TUD, '--work-dir', tmp_path / 'w3',
-                  '--cfg-options', 'test_dataloader.dataset.videos=[TUD-Campus]', check=False)
-    assert proc.returncode != 0 and 'TUD-Campus.txt:4' in proc.stdout
+    with pytest.raises(FormatError, match='TUD-Campus.txt:4'):
+        tool('tools/test.py', BYTETRACK, '--det-root', bad, '--data-root', TUD, '--work-dir', tmp_path / 'w3',
+             '--cfg-options', 'test_dataloader.dataset.videos=[TUD-Campus]')
 
 
 @needs_tud
 def test_association_speed_benchmark_runs_and_checks_identity(tmp_path):
     """Timings are not asserted (tools/benchmark/ is for them); the script runs every tracker on the same
-    detections, writes its JSON and finds the optimised ByteTracker identical to the per-track port."""
+    detections, writes its JSON and finds the optimised BYTETracker identical to the per-track port."""
     out = tmp_path / 'speed.json'
-    proc = python('tools/benchmark/association_speed.py', '--data-root', TUD, '--repeats', '1', '--matchers', 'iou',
+    result = tool('tools/benchmark/association_speed.py', '--data-root', TUD, '--repeats', '1', '--matchers', 'iou',
                   'cda_fixed', '--out', out)
-    result = json.load(open(out))
+    assert json.load(open(out)) == json.loads(json.dumps(result))
     assert result['identical_to_reference'] is True and result['frames'] == 250
-    assert set(result['trackers']) == {'ByteTracker (iou)', 'ByteTracker (cda_fixed)', 'mmdet ByteTracker',
-                                       'ByteTracker reference (per-track, official structure)', 'SORTTracker (plugin)'}
-    assert 'frames/s' in proc.stdout
+    assert set(result['trackers']) == {'BYTETracker (iou)', 'BYTETracker (cda_fixed)', 'mmdet ByteTracker',
+                                       'BYTETracker reference (per-track, official structure)',
+                                       'SORTTracker (plugin)'}
