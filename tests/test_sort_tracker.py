@@ -14,7 +14,7 @@ PLUGIN = osp.join(REPO, 'plugins', 'vastmat-sort')
 sys.path.insert(0, PLUGIN)
 
 from vastmat.structures.tracking import TrackingFrame  # noqa: E402
-from vastmat_sort.sort_tracker import SORTTracker  # noqa: E402
+from vastmat_sort.sort_tracker import SORT  # noqa: E402
 
 TUD = osp.join(SHARED_DATA, 'MOT15-TUD')
 needs_tud = pytest.mark.skipif(not osp.isdir(osp.join(TUD, 'trackers', 'SORT')),
@@ -38,7 +38,7 @@ def _run_sequence(seq):
     root = osp.join(TUD, 'train', seq)
     seq_length = read_seqinfo(osp.join(root, 'seqinfo.ini'))['seqLength']
     dets = read_detections(osp.join(root, 'det', 'det.txt'), seq_length)
-    tracker = SORTTracker()
+    tracker = SORT()
     tracker.reset()
     out = {}
     for frame in range(1, seq_length + 1):
@@ -75,7 +75,7 @@ def test_reproduces_official_sort_on_tud(seq, id_offset):
 
 def test_min_hits_warm_up_then_three_consecutive_hits():
     """Frames 1..min_hits report every matched or new track; later a new track needs min_hits consecutive hits."""
-    tracker = SORTTracker()
+    tracker = SORT()
     for frame in (1, 2, 3):
         out = _step(tracker, [_box(100 + frame, 100)], frame)
         assert out.ids.tolist() == [1]
@@ -90,7 +90,7 @@ def test_min_hits_warm_up_then_three_consecutive_hits():
 
 def test_max_age_one_removes_a_track_after_two_missed_frames():
     """max_age=1: a track missed in one frame survives (not reported), missed in two frames it is gone."""
-    tracker = SORTTracker()
+    tracker = SORT()
     for frame in (1, 2, 3, 4):
         assert _step(tracker, [_box(100, 100)], frame).ids.tolist() == [1]
     assert len(_step(tracker, [], 5)) == 0 and len(tracker.tracks) == 1  # missed once: kept, not reported
@@ -102,7 +102,7 @@ def test_max_age_one_removes_a_track_after_two_missed_frames():
 
 
 def test_reset_restarts_ids_and_warm_up():
-    tracker = SORTTracker()
+    tracker = SORT()
     for frame in (1, 2):
         _step(tracker, [_box(10, 10), _box(200, 10)], frame)
     tracker.reset()
@@ -111,7 +111,7 @@ def test_reset_restarts_ids_and_warm_up():
 
 
 def test_output_is_reverse_creation_order_and_empty_frames():
-    tracker = SORTTracker()
+    tracker = SORT()
     out = _step(tracker, np.zeros((0, 4)), 1)
     assert len(out) == 0 and out.bboxes.shape == (0, 4)
     out = _step(tracker, [_box(10, 10), _box(200, 10), _box(400, 10)], 2)
@@ -124,12 +124,12 @@ def test_zero_size_boxes_are_dropped_before_sort_sees_them():
     frame input drops it (counted), SORT tracks the rest."""
     frame = TrackingFrame.from_arrays([_box(10, 10), [50, 50, 50, 90]], [0.9, 0.9], 1)
     assert frame.num_dropped == 1
-    out = SORTTracker().update(frame)
+    out = SORT().update(frame)
     assert out.ids.tolist() == [1] and np.isfinite(out.bboxes).all()
 
 
 def test_entry_point_registers_sort_tracker(tmp_path):
-    """pip-installed into a private site directory (not the venv), the plugin makes type='SORTTracker' buildable."""
+    """pip-installed into a private site directory (not the venv), the plugin makes type='SORT' buildable."""
     src, site = str(tmp_path / 'src'), str(tmp_path / 'site')
     # install from a copy, so that pip's build/ and *.egg-info stay out of the plugin's folder
     shutil.copytree(PLUGIN, src, ignore=shutil.ignore_patterns('build', '*.egg-info', '__pycache__'))
@@ -138,7 +138,7 @@ def test_entry_point_registers_sort_tracker(tmp_path):
     proc = python('-c', textwrap.dedent('''
         from vastmat.plugins import load_plugins
         from vastmat.registry import MODELS
-        tracker = MODELS.build(dict(type='SORTTracker', min_hits=2))
+        tracker = MODELS.build(dict(type='SORT', min_hits=2))
         print(type(tracker).__module__, tracker.max_age, tracker.min_hits, tracker.iou_threshold)
         print(load_plugins().loaded['sort'])
     '''), env={'PYTHONPATH': osp.pathsep.join([site, REPO])})

@@ -182,4 +182,4 @@ def test_association_speed_benchmark_runs_and_checks_identity(tmp_path):
     assert result['identical_to_reference'] is True and result['frames'] == 250
     assert set(result['trackers']) == {'BYTETracker (iou)', 'BYTETracker (cda_fixed)', 'mmdet ByteTracker',
                                        'BYTETracker reference (per-track, official structure)',
-                                       'SORTTracker (plugin)'}
+                                       'SORT (plugin)'}

@@ -20,7 +20,9 @@ fingerprint() {
     cat "$ROOT"/requirements/*.txt "$ROOT/setup.cfg" "$ROOT/tools/setup_env.sh" | sha256sum | cut -d' ' -f1
 }
 
-if [[ -z "${VASTMAT_FORCE_SETUP:-}" && -x "$VENV/bin/python" && -f "$STAMP" && "$(cat "$STAMP")" == "$(fingerprint)" ]]; then
+# taken before installing: a requirement edited during the install must not be stamped as installed
+FINGERPRINT="$(fingerprint)"
+if [[ -z "${VASTMAT_FORCE_SETUP:-}" && -x "$VENV/bin/python" && -f "$STAMP" && "$(cat "$STAMP")" == "$FINGERPRINT" ]]; then
     echo "[setup] $VENV is up to date"
     exit 0
 fi
@@ -81,5 +83,5 @@ print(f'torch {torch.__version__}, mmcv {mmcv.__version__}, mmengine {mmengine._
       f'vastmat {vastmat.__version__}')
 PYCHECK
 
-fingerprint > "$STAMP"
+echo "$FINGERPRINT" > "$STAMP"
 log "done"

@@ -134,8 +134,8 @@ def main(argv=None) -> dict:
     runners['mmdet ByteTracker'] = (mmdet_runner(), mmdet_prepare)
     if importlib.util.find_spec('vastmat_sort') is None:  # not pip-installed: the copy in this repository
         sys.path.insert(0, osp.join(REPO, 'plugins', 'vastmat-sort'))
-    import vastmat_sort.sort_tracker  # noqa: F401  (registers SORTTracker)
-    runners['SORTTracker (plugin)'] = vastmat_runner(dict(type='SORTTracker'))
+    import vastmat_sort.sort_tracker  # noqa: F401  (registers SORT)
+    runners['SORT (plugin)'] = vastmat_runner(dict(type='SORT'))
     boxmot = boxmot_runner()
     if boxmot is not None:
         runners['BoxMOT ByteTrack'] = (boxmot, None)

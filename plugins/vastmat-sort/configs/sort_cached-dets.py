@@ -2,7 +2,7 @@
 #   pip install plugins/vastmat-sort
 #   python tools/test.py plugins/vastmat-sort/configs/sort_cached-dets.py --det-root DETS [--data-root DATA] \
 #       --work-dir W
-# SORTTracker is registered by the plugin's entry point (group `vastmat.plugins`); nothing else is needed.
+# SORT is registered by the plugin's entry point (group `vastmat.plugins`); nothing else is needed.
 _base_ = ['../../../configs/_base_/tracking_cached-dets.py']
 
-model = dict(tracker=dict(type='SORTTracker', max_age=1, min_hits=3, iou_threshold=0.3))
+model = dict(tracker=dict(type='SORT', max_age=1, min_hits=3, iou_threshold=0.3))

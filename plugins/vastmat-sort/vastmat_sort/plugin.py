@@ -4,5 +4,5 @@ from vastmat.plugins import hookimpl
 
 @hookimpl
 def vastmat_register_modules(registries):
-    """Importing the module runs its ``@registries.MODELS.register_module()`` decorator (``type='SORTTracker'``)."""
+    """Importing the module runs its ``@registries.MODELS.register_module()`` decorator (``type='SORT'``)."""
     from . import sort_tracker  # noqa: F401

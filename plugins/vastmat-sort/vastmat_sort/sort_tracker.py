@@ -10,7 +10,7 @@ Differences from the reference, none of which changes a box:
 
 * the reference numbers tracks with a class-wide counter that keeps counting across the sequences of one process
   (the second sequence's ids continue after the first's); here the counter belongs to the tracker and
-  :meth:`SORTTracker.reset` restarts it at 1, so every video's ids start at 1 (a constant offset per video);
+  :meth:`SORT.reset` restarts it at 1, so every video's ids start at 1 (a constant offset per video);
 * the reference writes a score of 1 for every box; so do we (``scores`` are all 1.0);
 * detections arrive as VastMAT's :class:`~vastmat.structures.TrackingFrame`, validated once for every tracker
   (NaN / infinite values, negative sizes, scores outside [0, 1] raise ValueError; zero-size boxes are dropped);
@@ -147,8 +147,9 @@ class KalmanBoxTrack:
 
 
 @MODELS.register_module()
-class SORTTracker(BaseTracker):
-    """SORT with the reference defaults.
+class SORT(BaseTracker):
+    """SORT with the reference defaults (registered as ``SORT``: mmdet's own ``SORTTracker``, DeepSORT's tracker, keeps
+    its name).
 
     Args:
         max_age: frames a track survives without a matched detection (1: removed after a second missed frame).
