@@ -173,7 +173,9 @@ class TrackingByDetection(BaseMOTModel):
             if self.post_processors:
                 self._video_rows.append(np.column_stack([np.full(len(out), frame.frame_id), out.ids, out.bboxes,
                                                          out.scores]))
-            if frame_sample.frame_id == frame_sample.metainfo.get('video_length', -1) - 1:
+            # a frame given alone (TrackImgSampler) has video_length 1; ori_video_length is the video's
+            meta = frame_sample.metainfo
+            if frame_sample.frame_id == meta.get('ori_video_length', meta.get('video_length', 0)) - 1:
                 self._finish_video(frame_sample)
         return [track_sample]
 
