@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from scipy.optimize import linear_sum_assignment
 
 from conftest import (DEBUG_YOLOX, REPO, SHARED_DATA, assert_same_tracks, data_root_options, free_port, python,
                       read_results, run, tool)
@@ -83,7 +84,7 @@ def test_matcher_table_runs_every_matcher_under_one_setting(tmp_path):
                   osp.join(AT10, 'dets'), '--work-dir', tmp_path, '--videos', 'chicken_3', 'zebra_3')
     saved = json.load(open(tmp_path / 'table.json'))
     assert (saved['setting'], saved['match_thresh'], saved['pixels']) == ('paper', 0.6, 'plus-one')
-    assert list(saved['rows']) == matchers == list(result['rows'])
+    assert sorted(saved['rows']) == sorted(matchers) and list(result['rows']) == matchers
     table = open(tmp_path / 'table.csv').read().splitlines()
     assert [line.split(',')[0] for line in table[1:]] == matchers
     for matcher in matchers:
@@ -136,8 +137,13 @@ def test_tiny_yolox_trains_dumps_detections_and_both_paths_give_the_same_frame_i
             assert cached[key] == live[key], key
         assert cached['image'] is None and live['image'] is not None
         assert len(cached['bboxes']) == len(live['bboxes'])
-        np.testing.assert_allclose(cached['bboxes'], live['bboxes'], atol=0.006)
-        np.testing.assert_allclose(cached['scores'], live['scores'], atol=6e-6)
+        # the dump keeps 2 decimals of left, top, width, height (x2 = left + width: 0.01 px) and 5 of the score;
+        # rows are paired by least difference, as near-equal scores of this untrained detector may order a frame's
+        # boxes differently in the detector's own test run
+        difference = np.abs(cached['bboxes'][:, None] - live['bboxes'][None]).max(axis=2)
+        rows, cols = linear_sum_assignment(difference)
+        assert difference[rows, cols].max() <= 0.011
+        np.testing.assert_allclose(cached['scores'][rows], live['scores'][cols], atol=6e-6)
 
 
 @needs_tud

@@ -31,6 +31,8 @@ from typing import Any
 import pluggy
 from mmengine.logging import print_log
 
+from . import registry
+
 ENTRY_POINT_GROUP = 'vastmat.plugins'
 PROJECT_NAME = 'vastmat'
 
@@ -97,7 +99,6 @@ def load_plugins(reload: bool = False) -> PluginState:
             return _state
         # Set before loading so that a registry lookup made by a plugin while it loads does not recurse.
         state = _state = PluginState(manager=_new_manager())
-        from . import registry
         for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             try:
                 plugin = ep.load()
@@ -138,6 +139,11 @@ def adjust_config(cfg: Any) -> Any:
             raise RuntimeError(f"vastmat plugin '{name}' failed to adjust the config: "
                                f'{type(exc).__name__}: {exc}') from exc
     return cfg
+
+
+# every VastMAT registry lists this module among its locations: the first lookup loads the plugins
+if load_plugins not in registry.FIRST_LOOKUP_CALLBACKS:
+    registry.FIRST_LOOKUP_CALLBACKS.append(load_plugins)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,8 +2,8 @@
 through the parent, plain ``type='YOLOX'``), plus ``MATCHERS`` for association modules.
 
 Every registry imports its ``locations`` lazily on first use, and the first use of any VastMAT registry also loads
-the installed plugins (entry-point group ``vastmat.plugins``), so a plugin's components can be built from a config
-without ``custom_imports``.
+the installed plugins (entry-point group ``vastmat.plugins``, through :data:`FIRST_LOOKUP_CALLBACKS`), so a plugin's
+components can be built from a config without ``custom_imports``.
 """
 from mmdet.registry import DATA_SAMPLERS as MMDET_DATA_SAMPLERS
 from mmdet.registry import DATASETS as MMDET_DATASETS
@@ -25,23 +25,36 @@ from mmdet.registry import TRANSFORMS as MMDET_TRANSFORMS
 from mmdet.registry import VISBACKENDS as MMDET_VISBACKENDS
 from mmdet.registry import VISUALIZERS as MMDET_VISUALIZERS
 from mmdet.registry import WEIGHT_INITIALIZERS as MMDET_WEIGHT_INITIALIZERS
+from typing import Any, Callable
+
 from mmengine.registry import Registry
+
+PLUGINS_LOCATION = 'vastmat.plugins'
+
+
+# Called after a registry's first lazy import. ``vastmat.plugins`` (a location of every registry, above this module)
+# adds its plugin loader here when it is imported, so this module never imports upward.
+FIRST_LOOKUP_CALLBACKS: list[Callable[[], Any]] = []
 
 
 class VastMATRegistry(Registry):
-    """An mmengine ``Registry`` that loads the VastMAT plugins before its first lazy import.
+    """An mmengine ``Registry`` that loads the VastMAT plugins on its first lazy import.
 
-    mmengine's ``Registry.get`` only imports the ``locations`` of the registry it is called on, not of its parents,
-    so the parent (mmdet) registry's locations are imported here too; otherwise ``type='YOLOX'`` would only resolve
-    after something else happened to import ``mmdet.models``.
+    Every registry lists ``vastmat.plugins`` among its ``locations``; importing it registers the plugin loader in
+    :data:`FIRST_LOOKUP_CALLBACKS`, run once the locations are imported. mmengine's ``Registry.get`` only imports the
+    ``locations`` of the registry it is called on, not of its parents, so the parent (mmdet) registry's locations are
+    imported here too; otherwise ``type='YOLOX'`` would only resolve after something else imported ``mmdet.models``.
     """
+
+    def __init__(self, *args: Any, locations: list[str] = (), **kwargs: Any) -> None:
+        super().__init__(*args, locations=[*locations, PLUGINS_LOCATION], **kwargs)
 
     def import_from_location(self) -> None:
         if self._imported:
             return
-        from .plugins import load_plugins  # late import: plugins.py imports this module
         super().import_from_location()
-        load_plugins()
+        for callback in FIRST_LOOKUP_CALLBACKS:
+            callback()
         parent = self.parent
         while parent is not None:
             parent.import_from_location()
