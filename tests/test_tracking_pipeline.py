@@ -120,12 +120,16 @@ def test_tiny_yolox_trains_dumps_detections_and_both_paths_give_the_same_frame_i
     assert 'vastmat/HOTA' in json.load(open(tmp_path / 'bt' / 'metrics.json'))
     assert len(read_results(tmp_path / 'bt' / 'results' / f'{test_videos[0]}.txt')) > 0
 
-    # the detector-in-the-loop config, run as it is and with --det-root, with a tracker that records its input
+    # the detector-in-the-loop config, run as it is and with --det-root, with a tracker that records its input, an
+    # appearance model on the frame's crops and an extra detection set of the detector with NMS at 0.95
     live_config = tmp_path / 'toy_live.py'
-    live_config.write_text(f"_base_ = ['{REPO}/configs/bytetrack/bytetrack_yolox-debug_vastmat-demo.py']\n"
-                           "model = dict(tracker=dict(_delete_=True, type='ToyInputTracker', required=()))\n")
+    live_config.write_text(
+        f"_base_ = ['{REPO}/configs/bytetrack/bytetrack_yolox-debug_vastmat-demo.py']\n"
+        "model = dict(tracker=dict(_delete_=True, type='ToyInputTracker', required=()), reid=dict(type='ToyReID'),\n"
+        "             extra_detections=dict(nms95=dict(nms=dict(type='nms', iou_threshold=0.95))))\n")
     frames = {}
-    for path, args in (('cached', ['--det-root', dets, '--data-root', demo_root]),
+    for path, args in (('cached', ['--det-root', dets, '--data-root', demo_root, '--cfg-options',
+                                   'model.extra_detections=None']),
                        ('live', ['--checkpoint', checkpoint, '--cfg-options',
                                  f'test_dataloader.dataset.data_root={demo_root}/'])):
         ToyInputTracker.records.clear()
@@ -136,6 +140,8 @@ def test_tiny_yolox_trains_dumps_detections_and_both_paths_give_the_same_frame_i
         for key in ('video', 'frame_id', 'source_frame', 'frame_rate', 'image_size'):
             assert cached[key] == live[key], key
         assert cached['image'] is None and live['image'] is not None
+        assert cached['features'] is None and live['features'].shape == (len(live['bboxes']), 3)
+        assert cached['extra'] == {} and live['extra']['nms95'] >= len(live['bboxes'])
         assert len(cached['bboxes']) == len(live['bboxes'])
         # the dump keeps 2 decimals of left, top, width, height (x2 = left + width: 0.01 px) and 5 of the score;
         # rows are paired by least difference, as near-equal scores of this untrained detector may order a frame's

@@ -55,6 +55,12 @@ class FrameDetections:
     def __len__(self) -> int:
         return len(self.scores)
 
+    def select(self, keep: np.ndarray) -> 'FrameDetections':
+        """The detections where ``keep`` is true (a bool mask or indices)."""
+        return FrameDetections(self.bboxes[keep], self.scores[keep],
+                               None if self.labels is None else self.labels[keep],
+                               None if self.features is None else self.features[keep], self.num_dropped)
+
     def checked(self, where: str) -> 'FrameDetections':
         """Validated arrays (errors name ``where``); zero-size boxes dropped and counted."""
         bboxes = np.asarray(self.bboxes, dtype=np.float64).reshape(-1, 4)
@@ -81,11 +87,8 @@ class FrameDetections:
             raise ValueError(f'{where}: detection score {scores[outside[0]]} is outside [0, 1] (trackers threshold '
                              'and fuse scores as probabilities; rescale the detector output)')
         keep = (width > 0) & (height > 0)
-        dropped = int(len(keep) - keep.sum())
-        if dropped:
-            bboxes, scores, labels = bboxes[keep], scores[keep], labels[keep]
-            features = features[keep] if features is not None else None
-        return FrameDetections(bboxes, scores, labels, features, self.num_dropped + dropped)
+        checked = FrameDetections(bboxes, scores, labels, features, self.num_dropped + int((~keep).sum()))
+        return checked if keep.all() else checked.select(keep)
 
 
 @dataclass

@@ -140,16 +140,13 @@ class TrackingByDetection(BaseMOTModel):
             detections = instances_to_detections(frame_sample.pred_instances)
             extra = {name: instances_to_detections(inst)
                      for name, inst in frame_sample.get('extra_det_instances', {}).items()}
-        if self.det_score_thr is not None:
-            keep = detections.scores >= self.det_score_thr
-            detections = FrameDetections(detections.bboxes[keep], detections.scores[keep],
-                                         None if detections.labels is None else detections.labels[keep],
-                                         None if detections.features is None else detections.features[keep])
         frame = TrackingFrame(
             detections, frame_id=int(meta['frame_id']) + 1, video_name=meta.get('video_name', ''),
             frame_rate=meta.get('frame_rate'), source_frame=meta.get('source_frame'), image=image,
             image_size=tuple(meta['ori_shape'][:2]) if meta.get('ori_shape') else None,
             scale_factor=tuple(meta['scale_factor']) if meta.get('scale_factor') else None, extra_dets=extra)
+        if self.det_score_thr is not None:  # after the frame's checks, so that no bad score is filtered away unseen
+            frame.detections = frame.detections.select(frame.scores >= self.det_score_thr)
         if frame.features is None and self.reid is not None and image is not None:
             frame.detections.features = self._appearance(image, frame.bboxes, frame.scale_factor)
         return frame
