@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from vastmat.registry import MATCHERS, MODELS
+from vastmat.registry import MATCHERS, MODELS, TASK_UTILS
 from vastmat.structures.bbox import ltwh_to_xyah, ltwh_to_xyxy, xyah_to_xyxy, xyxy_to_ltwh
 from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
 from ..association.solvers import LapJV
-from ..motion.kalman_filter import KalmanFilterXYAH
+from ..motion import KalmanFilterXYAH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
 from .track_lifecycle import TRACKED, Track, TrackLifecycle
 
@@ -68,6 +68,7 @@ class BYTETracker(BaseTracker):
             original's ``not mot20``).
         duplicate_thresh: tracked/lost pairs with IoU distance below this are duplicates (0.15).
         matcher: similarity of the association stages (default: IoU with the +1 pixel convention).
+        motion: the motion model, a ``TASK_UTILS`` config (default: the batched xyah ``KalmanFilterXYAH``).
         min_box_area, aspect_ratio_thresh: the official evaluator's output filter: boxes with ``w * h <=
             min_box_area`` or ``w / h > aspect_ratio_thresh`` are not reported (``None`` disables a filter; the
             vertical filter is a pedestrian prior, so the VastMAT configs disable it).
@@ -76,8 +77,9 @@ class BYTETracker(BaseTracker):
     def __init__(self, track_thresh: float = 0.6, low_thresh: float = 0.1, track_buffer: int = 30,
                  buffer_frame_rate: float | None = 30, match_thresh: float = 0.9, second_match_thresh: float = 0.5,
                  unconfirmed_match_thresh: float = 0.7, fuse_score: bool = True, duplicate_thresh: float = 0.15,
-                 matcher: dict | Any | None = None, min_box_area: float | None = 100,
-                 aspect_ratio_thresh: float | None = None, init_cfg: dict | None = None) -> None:
+                 matcher: dict | Any | None = None, motion: dict | Any | None = None,
+                 min_box_area: float | None = 100, aspect_ratio_thresh: float | None = None,
+                 init_cfg: dict | None = None) -> None:
         super().__init__(init_cfg)
         self.track_thresh, self.low_thresh = track_thresh, low_thresh
         self.det_thresh = track_thresh + 0.1
@@ -88,7 +90,8 @@ class BYTETracker(BaseTracker):
         self.matcher = MATCHERS.build(matcher) if isinstance(matcher, dict) else matcher
         self.first_solver, self.second_solver, self.unconfirmed_solver = (
             LapJV(match_thresh), LapJV(second_match_thresh), LapJV(unconfirmed_match_thresh))
-        self.kalman_filter = KalmanFilterXYAH()
+        motion = motion if motion is not None else dict(type='KalmanFilterXYAH')
+        self.motion = TASK_UTILS.build(motion) if isinstance(motion, dict) else motion
         self.tracks = TrackLifecycle(kalman_boxes, duplicate_thresh)
         if buffer_frame_rate is None:
             self.required_inputs = ('frame_rate', )
@@ -120,7 +123,7 @@ class BYTETracker(BaseTracker):
         mean = np.array([t.mean for t in tracks])
         covariance = np.array([t.covariance for t in tracks])
         mean[np.array([t.state != TRACKED for t in tracks]), 7] = 0.0
-        mean, covariance = self.kalman_filter.predict(mean, covariance)
+        mean, covariance = self.motion.predict(mean, covariance)
         for t, m, c in zip(tracks, mean, covariance):
             t.mean, t.covariance = m, c
 
@@ -131,7 +134,7 @@ class BYTETracker(BaseTracker):
             return
         tracks = [t for t, _ in updates]
         index = np.array([j for _, j in updates])
-        mean, covariance = self.kalman_filter.update(
+        mean, covariance = self.motion.update(
             np.array([t.mean for t in tracks]), np.array([t.covariance for t in tracks]), ltwh_to_xyah(ltwh[index]))
         for (t, j), m, c in zip(updates, mean, covariance):
             t.mean, t.covariance = m, c
@@ -191,7 +194,7 @@ class BYTETracker(BaseTracker):
         # initiation: new tracks from the high-score detections nobody took
         fresh = [int(left[j]) for j in third.unmatched_cols if det_scores[left[j]] >= self.det_thresh]
         if fresh:
-            mean, covariance = self.kalman_filter.initiate(ltwh_to_xyah(ltwh[fresh]))
+            mean, covariance = self.motion.initiate(ltwh_to_xyah(ltwh[fresh]))
             for j, m, c in zip(fresh, mean, covariance):
                 activated.append(KalmanTrack(self.tracks.new_id(), m, c, float(det_scores[j]), frame_id))
 
