@@ -33,7 +33,7 @@ class Sequence:
     gt: GroundTruth | None = None
     stride: int = 1
     # frame index in the (strided) sequence -> number of its image file
-    source_frames: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    image_numbers: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # seqLength of the folder's own files (gt.txt, det.txt), before the dataset's stride
     source_length: int = 0
 
@@ -51,7 +51,7 @@ class Sequence:
 
     def image_path(self, frame: int) -> str:
         """Path of the image of (strided) frame ``frame`` (1-based)."""
-        source = int(self.source_frames[frame - 1]) if len(self.source_frames) else frame
+        source = int(self.image_numbers[frame - 1]) if len(self.image_numbers) else frame
         img_dir = self.info.get('imDir', 'img1')
         return osp.join(self.directory, img_dir, f'{source:06d}{self.info.get("imExt", ".jpg")}')
 
@@ -139,7 +139,7 @@ def load_sequence(root: str, name: str, stride: int = 1, with_gt: bool = True) -
     # imStride (written by tools/data/simulate_detections.py --stride): frame k of this folder is image
     # 1 + (k - 1) * imStride of imDir
     image_stride = int(info.get('imStride', 1))
-    source_frames = 1 + (np.arange(1, length + 1, stride, dtype=np.int64) - 1) * image_stride
+    image_numbers = 1 + (np.arange(1, length + 1, stride, dtype=np.int64) - 1) * image_stride
     if stride > 1:
         info = dict(info, seqLength=math.ceil(length / stride), imStride=image_stride * stride)
         if 'frameRate' in info:
@@ -147,7 +147,7 @@ def load_sequence(root: str, name: str, stride: int = 1, with_gt: bool = True) -
             info['frameRate'] = int(rate) if float(rate).is_integer() else rate
         if gt is not None:
             gt = stride_ground_truth(gt, stride)
-    return Sequence(name, directory, info, gt, stride, source_frames, source_length=length)
+    return Sequence(name, directory, info, gt, stride, image_numbers, source_length=length)
 
 
 def parse_split_name(text: str | None) -> tuple[str | None, str | None]:

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from mmcv.transforms import BaseTransform
 from mmdet.datasets.transforms import LoadTrackAnnotations, PackTrackInputs
+from mmdet.structures import DetDataSample, TrackDataSample
 from mmengine.structures import InstanceData
 
 from vastmat.registry import TRANSFORMS
@@ -95,6 +96,27 @@ def detections_to_instances(bboxes: np.ndarray, scores: np.ndarray, features: np
     return instances
 
 
+class VastMATTrackDataSample(TrackDataSample):
+    """mmdet's ``TrackDataSample`` without the cost of its ``video_data_samples`` setter: mmdet 3.3's setter has a
+    stray f-string statement that formats the first frame (every tensor of it) on each assignment, which happens
+    at packing and at every device cast; on cached detections that was a third of ``tools/test.py``'s time."""
+
+    @property
+    def video_data_samples(self) -> list[DetDataSample]:
+        return self._video_data_samples
+
+    @video_data_samples.setter
+    def video_data_samples(self, value: list[DetDataSample] | DetDataSample) -> None:
+        value = [value] if isinstance(value, DetDataSample) else value
+        if not isinstance(value, list) or not value or not isinstance(value[0], DetDataSample):
+            raise TypeError(f'video_data_samples must be a non-empty list of DetDataSample, got {type(value)}')
+        self.set_field(value, '_video_data_samples', dtype=list)
+
+    @video_data_samples.deleter
+    def video_data_samples(self) -> None:
+        del self._video_data_samples
+
+
 @TRANSFORMS.register_module()
 class PackVastMATInputs(PackTrackInputs):
     """mmdet's ``PackTrackInputs`` for VastMAT: also packs ``gt_categories`` / ``gt_groups`` into
@@ -110,6 +132,9 @@ class PackVastMATInputs(PackTrackInputs):
 
     def transform(self, results: dict) -> dict:
         packed = super().transform(results)
+        mmdet_sample = packed['data_samples']
+        packed['data_samples'] = VastMATTrackDataSample(metainfo=mmdet_sample.metainfo)
+        packed['data_samples'].video_data_samples = mmdet_sample.video_data_samples
         if 'det_bboxes' in results:
             frames = packed['data_samples'].video_data_samples
             for i, frame in enumerate(frames):

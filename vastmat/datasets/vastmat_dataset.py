@@ -1,6 +1,7 @@
 """``VastMATDataset``: a VastMAT root (or a MOTChallenge split folder) read directly, for tracking and detection."""
 from __future__ import annotations
 
+import copy
 from typing import Any, Sequence as SequenceType
 
 import numpy as np
@@ -53,6 +54,7 @@ class VastMATDataset(BaseVideoDataset):
         self.protocol, self.split, self.videos = protocol, split, list(videos) if videos is not None else None
         self.stride, self.load_as, self.img_dir = stride, load_as, img_dir
         kwargs.setdefault('ann_file', '')
+        self._last_video: tuple[int, dict] | None = None
         super().__init__(*args, **kwargs)
 
     def load_data_list(self) -> list[dict]:
@@ -125,7 +127,21 @@ class VastMATDataset(BaseVideoDataset):
     def prepare_data(self, idx: Any) -> Any:
         if self.load_as == 'image':
             return self.pipeline(self.get_data_info(idx))
+        if self.test_mode and isinstance(idx, tuple):
+            return self.pipeline(self._test_frame_info(*idx))
         return super().prepare_data(idx)
+
+    def _test_frame_info(self, video_idx: int, frame_idx: int) -> dict:
+        """mmdet's test-mode data info of one frame (``TrackImgSampler``: every key a one-item list,
+        ``ori_video_length`` the video's), from the last video read: mmdet unpickles the whole video again for each
+        of its frames, which makes a video's frames cost quadratic time in its length."""
+        if self._last_video is None or self._last_video[0] != video_idx:
+            self._last_video = (video_idx, self.get_data_info(video_idx))
+        video = self._last_video[1]
+        frame = dict(copy.deepcopy(video['images'][frame_idx]), video_id=video['video_id'])
+        info = {key: [value] for key, value in frame.items()}
+        info.update(ori_video_length=[video['video_length']], video_length=[1])
+        return info
 
     def get_cat_ids(self, index: Any) -> list[int]:
         if self.load_as == 'image':

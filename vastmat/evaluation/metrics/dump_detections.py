@@ -37,8 +37,9 @@ class DumpTrackingDetections(BaseMetric):
         for sample in data_samples:
             for key in ('video_name', 'source_frame'):
                 if key not in sample:
-                    raise KeyError(f'DumpTrackingDetections: the data samples have no {key!r}; add it to the meta_keys '
-                                   'of PackDetInputs (tools/test.py --dump-dets does)')
+                    raise KeyError(f'DumpTrackingDetections: the data samples have no {key!r}: use VastMATDataset, '
+                                   "which provides it, and add it to PackDetInputs' meta_keys (tools/test.py "
+                                   '--dump-dets does)')
             pred = sample['pred_instances']
             boxes = pred['bboxes'].cpu().double().numpy().reshape(-1, 4)
             scores = pred['scores'].cpu().double().numpy()

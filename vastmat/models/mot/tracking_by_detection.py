@@ -57,7 +57,10 @@ class TrackingByDetection(BaseMOTModel):
                  reid_input_size: tuple[int, int] = (256, 128), extra_detections: dict | None = None,
                  det_score_thr: float | None = None, post_processors: list | None = None,
                  data_preprocessor: dict | None = None, init_cfg: dict | None = None) -> None:
-        super().__init__(data_preprocessor or dict(type='TrackingDataPreprocessor'), init_cfg)
+        # built here from VastMAT's registry, so that the model also builds outside the 'vastmat' default scope
+        data_preprocessor = data_preprocessor or dict(type='TrackingDataPreprocessor')
+        super().__init__(MODELS.build(data_preprocessor) if isinstance(data_preprocessor, dict) else data_preprocessor,
+                         init_cfg)
         self.detector = MODELS.build(detector) if detector is not None else None
         self.reid = MODELS.build(reid) if reid is not None else None
         self.reid_input_size = tuple(reid_input_size)
