@@ -9,7 +9,7 @@ import pytest
 import torch
 from mmengine.config import Config
 
-from conftest import REPO
+from conftest import REPO, tool
 from vastmat.models.association import (CDA, CIoU, CenterSim, DIoU, EIoU, Fused, GIoU, Greedy, HMIoU, Hungarian,
                                         IoU, LapJV, MutualBest, NormDIoUGate)
 from vastmat.registry import MATCHERS
@@ -239,15 +239,16 @@ def test_candidate_margins_hand_case():
 
 
 @pytest.mark.slow
-def test_candidate_pairs_tool_on_animaltrack_at_10fps(tmp_path):
-    from conftest import ANIMALTRACK, python
+def test_candidate_pairs_tool_on_animaltrack_at_10fps(tmp_path, capfd):
+    from conftest import ANIMALTRACK
     if not osp.isdir(ANIMALTRACK):
         pytest.skip(f'real data not found at {ANIMALTRACK}')
     out = tmp_path / 'pairs.json'
-    proc = python('tools/analysis/candidate_pairs.py', '--data-root', ANIMALTRACK, '--stride', 3, '--out', out)
+    tool('tools/analysis/candidate_pairs.py', '--data-root', ANIMALTRACK, '--stride', 3, '--out', out)
+    printed = capfd.readouterr().out
     import json
     table = json.loads(out.read_text())
-    assert table['events'] == 61048 and 'only CenterSim' in proc.stdout
+    assert table['events'] == 61048 and 'only CenterSim' in printed
     for row in table['bins']:
         total = row['only_centersim'] + row['only_iou'] + row['both'] + row['neither']
         assert total == pytest.approx(1.0)
@@ -256,16 +257,17 @@ def test_candidate_pairs_tool_on_animaltrack_at_10fps(tmp_path):
     assert table['bins'][2]['only_centersim'] > table['bins'][2]['only_iou']
 
 
-def test_cda_microbench_tool(demo_root, tmp_path):
+def test_cda_microbench_tool(demo_root, tmp_path, capfd):
     from conftest import python
     out = tmp_path / 'micro.json'
-    proc = python('tools/analysis/cda_microbench.py', '--data-root', demo_root, '--stride', 1, '--repeats', 1,
-                  '--out', out)
+    tool('tools/analysis/cda_microbench.py', '--data-root', demo_root, '--stride', 1, '--repeats', 1,
+         '--out', out)
+    printed = capfd.readouterr().out
     import json
     results = json.loads(out.read_text())
     assert results['frame_pairs'] > 100 and results['IoU (baseline)']['overhead'] == 0.0
     assert all(r['us_per_call'] > 0 for k, r in results.items() if isinstance(r, dict))
-    assert 'CDA adaptive' in proc.stdout
+    assert 'CDA adaptive' in printed
 
 
 def test_a_gate_keeps_its_own_pixel_convention_inside_a_matcher():

@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from conftest import ANIMALTRACK, needs_animaltrack, python
+from conftest import ANIMALTRACK, needs_animaltrack, tool
 from vastmat.datasets.audit import SIZE_BINS, Clip, audit_clips, match_boxes
 from vastmat.datasets.formats import write_gt
 from vastmat.datasets.sequences import load_sequence
@@ -104,8 +104,8 @@ def test_audit_reports_the_expected_values(tmp_path):
         shutil.copy(osp.join(ANIMALTRACK, name, 'seqinfo.ini'), root / name / 'seqinfo.ini')
         write_gt(str(root / name / 'gt' / 'gt.txt'), gt, decimals=3)
     out = tmp_path / 'audit.json'
-    python('tools/analysis/audit_annotations.py', '--original', ANIMALTRACK, '--reannotated', root,
-           '--clip-length', CLIP_LENGTH, '--clips-per-video', 2, '--out', out)
+    tool('tools/analysis/audit_annotations.py', '--original', ANIMALTRACK, '--reannotated', root,
+         '--clip-length', CLIP_LENGTH, '--clips-per-video', 2, '--out', out)
     from_tool = json.load(open(out))
     assert from_tool['f1'] == pytest.approx(result['f1'], abs=1e-15)
     assert from_tool['identity']['consistent'] == identity['consistent']

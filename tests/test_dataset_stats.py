@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import ANIMALTRACK, needs_animaltrack, python
+from conftest import ANIMALTRACK, needs_animaltrack, tool
 from vastmat.datasets.sequences import list_sequences, load_sequence
 from vastmat.datasets.statistics import (counts, displacement_table, motion, normalized_displacement,
                                          pairwise_iou_ltwh)
@@ -57,14 +57,15 @@ def test_displacement_and_iou_formulas():
 
 
 @needs_animaltrack
-def test_dataset_stats_tool(tmp_path):
+def test_dataset_stats_tool(tmp_path, capfd):
     out = tmp_path / 'stats.json'
-    proc = python('tools/analysis/dataset_stats.py', '--data-root', ANIMALTRACK, '--stride', '3', '--out', out)
+    tool('tools/analysis/dataset_stats.py', '--data-root', ANIMALTRACK, '--stride', '3', '--out', out)
+    printed = capfd.readouterr().out
     stats = json.load(open(out))
     assert (stats['videos'], stats['frames'], stats['boxes'], stats['trajectories']) == (32, 3856, 62008, 826)
     assert [b['count'] for b in stats['table2']['bins']] == [57781, 2149, 935, 232]
     assert (tmp_path / 'stats_motion.png').stat().st_size > 10000
-    assert 'Table 2' in proc.stdout
+    assert 'Table 2' in printed
 
 
 def _items(dataset):

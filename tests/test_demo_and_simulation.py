@@ -5,7 +5,7 @@ import os.path as osp
 import cv2
 import numpy as np
 
-from conftest import ANIMALTRACK, needs_animaltrack, python
+from conftest import ANIMALTRACK, needs_animaltrack, tool
 from vastmat.datasets.detection_simulator import SimulationConfig, simulate_detections
 from vastmat.datasets.formats import GroundTruth, read_detections, read_gt
 from vastmat.datasets.sequences import list_sequences, load_sequence, read_split
@@ -68,8 +68,8 @@ def test_simulated_detections_properties(demo_root):
 @needs_animaltrack
 def test_simulate_tool_misses_small_boxes_more(tmp_path):
     out = tmp_path / 'sim'
-    python('tools/data/simulate_detections.py', '--data-root', ANIMALTRACK, '--out', out, '--stride', 3,
-           '--seed', 1)
+    tool('tools/data/simulate_detections.py', '--data-root', ANIMALTRACK, '--out', out, '--stride', 3,
+         '--seed', 1)
     for name in ('chicken_3', 'zebra_5'):
         seq = load_sequence(str(out), name)
         assert seq.length == len(range(1, load_sequence(ANIMALTRACK, name).length + 1, 3))
@@ -79,8 +79,8 @@ def test_simulate_tool_misses_small_boxes_more(tmp_path):
         dets = read_detections(str(out / name / 'det' / 'det.txt'), seq_length=seq.length)
         assert 0.7 * len(gt) < len(dets) < 1.5 * len(gt)
     # the same seed gives the same files
-    python('tools/data/simulate_detections.py', '--data-root', ANIMALTRACK, '--out', tmp_path / 'again',
-           '--stride', 3, '--seed', 1)
+    tool('tools/data/simulate_detections.py', '--data-root', ANIMALTRACK, '--out', tmp_path / 'again',
+         '--stride', 3, '--seed', 1)
     assert filecmp.cmp(out / 'zebra_5' / 'det' / 'det.txt', tmp_path / 'again' / 'zebra_5' / 'det' / 'det.txt',
                        shallow=False)
 

@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import ANIMALTRACK, SHARED_DATA, mot_specs, needs_animaltrack, needs_mot, python
+from conftest import ANIMALTRACK, SHARED_DATA, mot_specs, needs_animaltrack, needs_mot, tool
 from vastmat.datasets.formats import FormatError
 from vastmat.evaluation.analysis import difficulty_thirds, per_video_hota_stats
 from vastmat.evaluation.mot_eval import SequenceSpec, evaluate
@@ -58,22 +58,23 @@ def test_mot17_mot20_reference_values(benchmark, preset, key, tracker):
 
 
 @needs_animaltrack
-def test_animaltrack_ground_truth_as_tracker_parallel_equals_serial(tmp_path):
+def test_animaltrack_ground_truth_as_tracker_parallel_equals_serial(tmp_path, capfd):
     results = tmp_path / 'gt_as_tracker'
     results.mkdir()
     for seq in ('chicken_3', 'deer_5', 'zebra_3', 'horse_4'):
         shutil.copy(osp.join(ANIMALTRACK, seq, 'gt', 'gt.txt'), results / f'{seq}.txt')
     serial = tmp_path / 'serial.json'
-    python('tools/eval_mot.py', '--gt-root', ANIMALTRACK, '--results', results, '--out', serial)
+    tool('tools/eval_mot.py', '--gt-root', ANIMALTRACK, '--results', results, '--out', serial)
     parallel = tmp_path / 'parallel.json'
-    proc = python('tools/eval_mot.py', '--gt-root', ANIMALTRACK, '--results', results, '--out', parallel,
-                  '--workers', 2, '--plot', tmp_path / 'cdf.png')
+    tool('tools/eval_mot.py', '--gt-root', ANIMALTRACK, '--results', results, '--out', parallel,
+         '--workers', 2, '--plot', tmp_path / 'cdf.png')
+    printed = capfd.readouterr().out
     assert serial.read_bytes() == parallel.read_bytes()
     metrics = json.loads(serial.read_text())
     for seq in ('chicken_3', 'deer_5', 'zebra_3', 'horse_4'):
         assert metrics[seq]['HOTA'] == metrics[seq]['MOTA'] == metrics[seq]['IDF1'] == 1.0
     # the 28 other videos have no result file: reported by name and scored as empty output
-    assert 'result file(s) missing' in proc.stdout and 'chicken_4' in proc.stdout
+    assert 'result file(s) missing' in printed and 'chicken_4' in printed
     assert metrics['chicken_4']['HOTA'] == 0.0 and metrics['chicken_4']['CLR_FN'] > 0
     analysis = json.loads((tmp_path / 'parallel_analysis.json').read_text())
     assert len(analysis['missing_results']) == 28 and analysis['per_video_hota']['share_below_20'] == 28 / 32
@@ -144,18 +145,19 @@ def test_per_video_statistics_and_thirds():
     assert thirds == {'Easy': ['v4', 'v3'], 'Medium': ['v0', 'v1'], 'Hard': ['v2']}
 
 
-def test_compare_runs(tmp_path):
+def test_compare_runs(tmp_path, capfd):
     runs = []
     for name, hota, idsw in (('a', 0.5, 10), ('b', 0.7, 30), ('c', 0.6, 20)):
         (tmp_path / name).mkdir()
         (tmp_path / name / 'metrics.json').write_text(json.dumps({'COMBINED': {'HOTA': hota, 'IDSW': idsw}}))
         runs.append(str(tmp_path / name / 'metrics.json'))
     csv_path = tmp_path / 'table.csv'
-    proc = python('tools/analysis/compare_runs.py', *runs, '--metrics', 'HOTA', 'IDSW', '--csv', csv_path)
+    tool('tools/analysis/compare_runs.py', *runs, '--metrics', 'HOTA', 'IDSW', '--csv', csv_path)
+    printed = capfd.readouterr().out
     lines = csv_path.read_text().splitlines()
     assert lines[0] == 'run,HOTA,IDSW,HOTA_rank,IDSW_rank'
     assert lines[1:] == ['a,0.5,10,3,1', 'b,0.7,30,1,3', 'c,0.6,20,2,2']
-    assert '70.000' in proc.stdout
+    assert '70.000' in printed
 
 
 def test_difficulty_groups_tool(demo_root, tmp_path):
@@ -172,8 +174,8 @@ def test_difficulty_groups_tool(demo_root, tmp_path):
         write_results(str(degraded / f'{name}.txt'), TrackResults(
             valid.frames[keep], valid.ids[keep], valid.boxes[keep], np.ones(int(keep.sum())), valid.line_numbers[keep]))
     out = tmp_path / 'thirds.json'
-    python('tools/analysis/difficulty_groups.py', '--gt-root', demo_root, '--results', perfect, degraded,
-           '--out', out, '--plot', tmp_path / 'cdf.png')
+    tool('tools/analysis/difficulty_groups.py', '--gt-root', demo_root, '--results', perfect, degraded,
+         '--out', out, '--plot', tmp_path / 'cdf.png')
     report = json.loads(out.read_text())
     assert [len(report['levels'][lv]) for lv in ('Easy', 'Medium', 'Hard')] == [4, 4, 3]
     assert set(report['levels']['Hard']) == set(names[-3:])  # the videos with the most frames missed

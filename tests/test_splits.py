@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import python
+from conftest import python, tool
 from vastmat.datasets.splits import Split, category_components, check_split, make_protocol_splits
 
 
@@ -82,10 +82,11 @@ def test_violations_are_detected():
         make_protocol_splits({'a': {1}, 'b': set()})
 
 
-def test_make_splits_tool_on_demo_data(demo_root, tmp_path):
+def test_make_splits_tool_on_demo_data(demo_root, tmp_path, capfd):
     out = tmp_path / 'splits'
-    proc = python('tools/data/make_splits.py', '--data-root', demo_root, '--test-videos', 3, '--test-categories',
-                  2, '--dev-fraction', 0.2, '--out-dir', out)
+    tool('tools/data/make_splits.py', '--data-root', demo_root, '--test-videos', 3, '--test-categories',
+         2, '--dev-fraction', 0.2, '--out-dir', out)
+    printed = capfd.readouterr().out
     stats = json.load(open(out / 'split_stats.json'))
     assert stats['protocol1']['test_videos'] == 3 and stats['protocol2']['test_categories_unseen'] >= 1
     for protocol in ('protocol1', 'protocol2'):
@@ -93,4 +94,4 @@ def test_make_splits_tool_on_demo_data(demo_root, tmp_path):
         test = (out / protocol / 'test.txt').read_text().split()
         dev = (out / protocol / 'dev.txt').read_text().split()
         assert len(train) + len(test) == 11 and set(dev) <= set(train)
-    assert 'protocol 2 component-disjoint' in proc.stdout
+    assert 'protocol 2 component-disjoint' in printed
