@@ -245,7 +245,7 @@ def test_candidate_pairs_tool_on_animaltrack_at_10fps(tmp_path, capfd):
         pytest.skip(f'real data not found at {ANIMALTRACK}')
     out = tmp_path / 'pairs.json'
     tool('tools/analysis/candidate_pairs.py', '--data-root', ANIMALTRACK, '--stride', 3, '--out', out)
-    printed = capfd.readouterr().out
+    printed = ''.join(capfd.readouterr())  # stdout and stderr (warnings)
     import json
     table = json.loads(out.read_text())
     assert table['events'] == 61048 and 'only CenterSim' in printed
@@ -262,7 +262,7 @@ def test_cda_microbench_tool(demo_root, tmp_path, capfd):
     out = tmp_path / 'micro.json'
     tool('tools/analysis/cda_microbench.py', '--data-root', demo_root, '--stride', 1, '--repeats', 1,
          '--out', out)
-    printed = capfd.readouterr().out
+    printed = ''.join(capfd.readouterr())  # stdout and stderr (warnings)
     import json
     results = json.loads(out.read_text())
     assert results['frame_pairs'] > 100 and results['IoU (baseline)']['overhead'] == 0.0

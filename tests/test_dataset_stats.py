@@ -60,7 +60,7 @@ def test_displacement_and_iou_formulas():
 def test_dataset_stats_tool(tmp_path, capfd):
     out = tmp_path / 'stats.json'
     tool('tools/analysis/dataset_stats.py', '--data-root', ANIMALTRACK, '--stride', '3', '--out', out)
-    printed = capfd.readouterr().out
+    printed = ''.join(capfd.readouterr())  # stdout and stderr (warnings)
     stats = json.load(open(out))
     assert (stats['videos'], stats['frames'], stats['boxes'], stats['trajectories']) == (32, 3856, 62008, 826)
     assert [b['count'] for b in stats['table2']['bins']] == [57781, 2149, 935, 232]

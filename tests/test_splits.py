@@ -86,7 +86,7 @@ def test_make_splits_tool_on_demo_data(demo_root, tmp_path, capfd):
     out = tmp_path / 'splits'
     tool('tools/data/make_splits.py', '--data-root', demo_root, '--test-videos', 3, '--test-categories',
          2, '--dev-fraction', 0.2, '--out-dir', out)
-    printed = capfd.readouterr().out
+    printed = ''.join(capfd.readouterr())  # stdout and stderr (warnings)
     stats = json.load(open(out / 'split_stats.json'))
     assert stats['protocol1']['test_videos'] == 3 and stats['protocol2']['test_categories_unseen'] >= 1
     for protocol in ('protocol1', 'protocol2'):
