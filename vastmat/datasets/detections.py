@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import math
 import os.path as osp
-from dataclasses import dataclass
-
 import numpy as np
 
 from vastmat.structures.bbox import ltwh_to_xyxy
+from vastmat.structures.tracking import FrameDetections
 
 from .formats import FormatError, read_detections
 
@@ -30,16 +29,6 @@ def detection_file(root: str, video: str) -> str:
     if not osp.isdir(root):
         raise FileNotFoundError(f'{root}: no such detection folder')
     raise FileNotFoundError(f'no detections for video {video!r}: neither {candidates[0]} nor {candidates[1]}')
-
-
-@dataclass
-class FrameArrays:
-    """One frame's cached detections: ``bboxes (m, 4)`` x1 y1 x2 y2, ``scores (m,)``, ``features (m, d)`` or
-    None (the det.txt columns after the tenth)."""
-
-    bboxes: np.ndarray
-    scores: np.ndarray
-    features: np.ndarray | None
 
 
 class VideoDetections:
@@ -66,13 +55,15 @@ class VideoDetections:
                       for s, e in zip(starts, ends)}
         self.num_features = 0 if features is None else features.shape[1]
 
-    def get(self, frame: int) -> FrameArrays:
-        """The detections of a frame (empty arrays where the file has none)."""
+    def get(self, frame: int) -> FrameDetections:
+        """The detections of a frame (x1 y1 x2 y2, scores, the det.txt columns after the tenth as features or None;
+        empty where the file has none)."""
         rows = self._rows.get(frame)
         if rows is None:
             features = np.zeros((0, self.num_features)) if self.num_features else None
-            return FrameArrays(np.zeros((0, 4)), np.zeros(0), features)
-        return FrameArrays(*rows)
+            return FrameDetections(np.zeros((0, 4)), np.zeros(0), features=features)
+        bboxes, scores, features = rows
+        return FrameDetections(bboxes, scores, features=features)
 
     def check(self, tracked_frames: np.ndarray) -> None:
         """Reject a file whose frames do not fit the tracked frames (``tracked_frames``: the source frame numbers

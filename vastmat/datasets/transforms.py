@@ -40,7 +40,7 @@ class LoadTrackingDetections(BaseTransform):
     per-detection features.
 
     Adds ``det_bboxes`` (m, 4) x1 y1 x2 y2, ``det_scores`` (m,), ``det_features`` (m, d) or None, ``extra_dets``
-    (name -> the same three arrays) and, when no image was loaded, ``ori_shape`` from seqinfo.ini's size. A file
+    (name -> :class:`~vastmat.structures.FrameDetections`) and, when no image was loaded, ``ori_shape`` from seqinfo.ini's size. A file
     whose frames do not fit the video (past its seqLength, another stride) is rejected with file and line
     (:meth:`VideoDetections.check`). One video per root is held in memory (the frames of a video come in order).
 
@@ -50,17 +50,16 @@ class LoadTrackingDetections(BaseTransform):
     """
 
     def __init__(self, det_root: str, extra_det_roots: dict[str, str] | None = None) -> None:
-        self.roots = dict(main=det_root, **{f'extra:{k}': v for k, v in (extra_det_roots or {}).items()})
-        self._cache: dict[str, tuple[str, VideoDetections]] = {}
+        self.det_root, self.extra_det_roots = det_root, dict(extra_det_roots or {})
+        self._cache: dict[str, tuple[str, VideoDetections]] = {}  # root -> (video, its detections)
 
-    def _video(self, key: str, results: dict) -> VideoDetections:
+    def _video(self, root: str, results: dict) -> VideoDetections:
         name = results['video_name']
-        cached = self._cache.get(key)
+        cached = self._cache.get(root)
         if cached is None or cached[0] != name:
-            detections = VideoDetections(detection_file(self.roots[key], name), results['source_length'])
-            stride = results['frame_stride']
-            detections.check(np.arange(1, results['source_length'] + 1, stride))
-            self._cache[key] = cached = (name, detections)
+            detections = VideoDetections(detection_file(root, name), results['source_length'])
+            detections.check(np.arange(1, results['source_length'] + 1, results['frame_stride']))
+            self._cache[root] = cached = (name, detections)
         return cached[1]
 
     def transform(self, results: dict) -> dict:
@@ -69,21 +68,17 @@ class LoadTrackingDetections(BaseTransform):
             raise KeyError(f'LoadTrackingDetections: the data info has no {", ".join(missing)} (VastMATDataset '
                            'provides them)')
         frame = int(results['source_frame'])
-        main = self._video('main', results).get(frame)
+        main = self._video(self.det_root, results).get(frame)
         results['det_bboxes'], results['det_scores'], results['det_features'] = (
             main.bboxes, main.scores, main.features)
-        results['extra_dets'] = {}
-        for key in self.roots:
-            if key.startswith('extra:'):
-                dets = self._video(key, results).get(frame)
-                results['extra_dets'][key[len('extra:'):]] = dict(bboxes=dets.bboxes, scores=dets.scores,
-                                                                  features=dets.features)
+        results['extra_dets'] = {name: self._video(root, results).get(frame)
+                                 for name, root in self.extra_det_roots.items()}
         if 'ori_shape' not in results and results.get('height') and results.get('width'):
             results['ori_shape'] = (int(results['height']), int(results['width']))
         return results
 
     def __repr__(self) -> str:
-        return f'{self.__class__.__name__}(roots={self.roots})'
+        return f'{self.__class__.__name__}(det_root={self.det_root!r}, extra_det_roots={self.extra_det_roots})'
 
 
 def detections_to_instances(bboxes: np.ndarray, scores: np.ndarray, features: np.ndarray | None) -> InstanceData:
@@ -141,6 +136,6 @@ class PackVastMATInputs(PackTrackInputs):
                 frame.pred_instances = detections_to_instances(
                     results['det_bboxes'][i], results['det_scores'][i], results['det_features'][i])
                 frame.extra_det_instances = {
-                    name: detections_to_instances(d['bboxes'], d['scores'], d['features'])
+                    name: detections_to_instances(d.bboxes, d.scores, d.features)
                     for name, d in results['extra_dets'][i].items()}
         return packed
