@@ -258,7 +258,6 @@ def test_candidate_pairs_tool_on_animaltrack_at_10fps(tmp_path, capfd):
 
 
 def test_cda_microbench_tool(demo_root, tmp_path, capfd):
-    from conftest import python
     out = tmp_path / 'micro.json'
     tool('tools/analysis/cda_microbench.py', '--data-root', demo_root, '--stride', 1, '--repeats', 1,
          '--out', out)

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import python, tool
+from conftest import tool
 from vastmat.datasets.splits import Split, category_components, check_split, make_protocol_splits
 
 

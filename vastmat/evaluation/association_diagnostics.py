@@ -12,7 +12,6 @@ import numpy as np
 
 from vastmat.datasets.formats import GroundTruth
 from vastmat.datasets.statistics import DISPLACEMENT_EDGES, normalized_displacement
-
 from vastmat.models.association.matchers import CenterSim, IoU
 from vastmat.structures.bbox import ltwh_to_xyxy
 

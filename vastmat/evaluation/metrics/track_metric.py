@@ -13,8 +13,8 @@ from mmdet.evaluation.metrics.base_video_metric import BaseVideoMetric
 from mmengine.logging import print_log
 
 from vastmat.datasets.formats import TrackResults, read_gt, write_gt, write_results
-from vastmat.structures.bbox import xyxy_to_ltwh
 from vastmat.registry import METRICS
+from vastmat.structures.bbox import xyxy_to_ltwh
 from vastmat.utils.io import write_json_atomic
 
 from ..mot_eval import PRESETS, SUMMARY_KEYS, SequenceSpec, evaluate
