@@ -25,7 +25,8 @@ demo: setup
 	$(PY) tools/analysis/matcher_table.py --data-root data/demo_simulated --det-root data/demo_simulated \
 		--work-dir work_dirs/demo_matchers --matchers iou cda-fixed cda-adaptive
 
-# The full test suite (reads ../shared/data where it lies), on every core (pytest-xdist; TEST_WORKERS=1 for one).
+# The full test suite (reads ../shared/data where it lies), on every core (pytest-xdist; TEST_WORKERS=1 for one;
+# tests sharing an expensive module fixture carry one xdist_group, so one worker makes it once).
 TEST_WORKERS ?= auto
 test: setup
-	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m pytest -q -n $(TEST_WORKERS) --durations=15 tests
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15 tests

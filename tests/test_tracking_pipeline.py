@@ -111,6 +111,7 @@ def tiny_yolox(demo_root, tmp_path_factory):
     return checkpoint, dets, test_videos
 
 
+@pytest.mark.xdist_group('tiny_yolox')  # one worker, one trained detector (pytest-xdist --dist loadgroup)
 def test_tiny_yolox_detections_dumped_then_tracked_equal_the_detector_in_the_loop(demo_root, tiny_yolox, tmp_path):
     """ByteTrack and the SORT plugin track the dumped detections as with the detector in the loop (to the 2 decimals
     dumped; rounding may order near-identical boxes of this untrained detector differently, so the boxes are
@@ -146,6 +147,7 @@ def test_tiny_yolox_detections_dumped_then_tracked_equal_the_detector_in_the_loo
                 assert distance[rows, cols].max() <= 0.05, (name, video, frame)
 
 
+@pytest.mark.xdist_group('tiny_yolox')
 def test_tiny_yolox_in_the_loop_and_cached_give_the_tracker_the_same_frame_input(demo_root, tiny_yolox, tmp_path):
     """The same frames (boxes to the dumped decimals, frame numbers, rate, size) whether the detector runs in the
     loop or its dumped detections are read; in the loop the frame also has the image, appearance features and the

@@ -8,7 +8,8 @@ import torch
 
 from conftest import DEBUG_YOLOX, REPO, data_root_options, python, tool
 
-pytestmark = pytest.mark.slow
+# one worker runs them all, so that the trained fixture is made once (pytest-xdist --dist loadgroup)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('trained_yolox')]
 
 
 @pytest.fixture(scope='module')
