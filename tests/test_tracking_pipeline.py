@@ -97,7 +97,7 @@ def test_matcher_table_runs_every_matcher_under_one_setting(tmp_path):
     assert len(ours) != len(official) or not np.allclose(ours.boxes, official.boxes)
 
 
-@pytest.fixture(scope='module')
+@pytest.fixture(scope='session')  # session: made once per worker even when other modules' tests run in between
 def tiny_yolox(demo_root, tmp_path_factory):
     """The tiny YOLOX trained 2 iterations on the demo data and its detections dumped: (checkpoint, dets folder,
     test videos)."""

@@ -1,26 +1,36 @@
 """tools/train.py and tools/test.py end to end on rendered images: train, checkpoint, resume, test, bad input."""
+import glob
 import json
 import os
 import os.path as osp
+import time
 
 import pytest
 import torch
 
-from conftest import DEBUG_YOLOX, REPO, data_root_options, python, tool
+from conftest import DEBUG_YOLOX, REPO, data_root_options, tool
 
 # one worker runs them all, so that the trained fixture is made once (pytest-xdist --dist loadgroup)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('trained_yolox')]
 
 
-@pytest.fixture(scope='module')
+def newest_log(work_dir: str) -> str:
+    """The text of the log file of the last run in a work dir (``<work_dir>/<timestamp>/<timestamp>.log``)."""
+    logs = sorted(glob.glob(osp.join(work_dir, '*', '*.log')), key=osp.getmtime)
+    return open(logs[-1]).read()
+
+
+@pytest.fixture(scope='session')  # session: made once per worker even when other modules' tests run in between
 def trained(demo_root, tmp_path_factory):
     """Train the debug YOLOX for 2 iterations (checkpoint iter_2.pth), then resume it to 4 iterations."""
     work_dir = str(tmp_path_factory.mktemp('yolox_debug'))
     options = data_root_options(demo_root)
-    first = python('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--cfg-options', *options)
-    second = python('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--resume', '--cfg-options', *options,
-                    'train_cfg.max_iters=4', 'train_cfg.val_interval=4', 'param_scheduler.0.end=4')
-    return work_dir, first.stdout, second.stdout
+    tool('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--cfg-options', *options)
+    first = newest_log(work_dir)
+    time.sleep(1.1)  # the second run's log folder is named by its start time in seconds
+    tool('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--resume', '--cfg-options', *options,
+         'train_cfg.max_iters=4', 'train_cfg.val_interval=4', 'param_scheduler.0.end=4')
+    return work_dir, first, newest_log(work_dir)
 
 
 def test_train_writes_weights_only_checkpoints(trained):
