@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os.path as osp
+
 import numpy as np
 
 from vastmat.structures.bbox import ltwh_to_xyxy
@@ -44,13 +45,12 @@ class VideoDetections:
         dets = read_detections(path, seq_length=source_length)
         order = np.argsort(dets.frames, kind='stable')
         frames = dets.frames[order]
-        self.line_numbers = dets.line_numbers[order]
         xyxy, scores = ltwh_to_xyxy(dets.boxes[order]), dets.scores[order]
         features = dets.features[order] if dets.features.shape[1] else None
         starts = np.flatnonzero(np.r_[True, frames[1:] != frames[:-1]]) if len(frames) else np.zeros(0, np.int64)
         ends = np.r_[starts[1:], len(frames)].astype(np.int64)
         self.frames = frames[starts]
-        self._first_line = self.line_numbers[starts]
+        self._first_line = dets.line_numbers[order][starts]
         self._rows = {int(frames[s]): (xyxy[s:e], scores[s:e], None if features is None else features[s:e])
                       for s, e in zip(starts, ends)}
         self.num_features = 0 if features is None else features.shape[1]

@@ -12,6 +12,7 @@ from mmdet.structures import DetDataSample, TrackDataSample
 from mmengine.structures import InstanceData
 
 from vastmat.registry import TRANSFORMS
+from vastmat.structures.tracking import FrameDetections
 
 from .detections import VideoDetections, detection_file
 
@@ -39,9 +40,9 @@ class LoadTrackingDetections(BaseTransform):
     keyed by the frame's number in the video's own files (``source_frame``), with every extra det.txt column as
     per-detection features.
 
-    Adds ``det_bboxes`` (m, 4) x1 y1 x2 y2, ``det_scores`` (m,), ``det_features`` (m, d) or None, ``extra_dets``
-    (name -> :class:`~vastmat.structures.FrameDetections`) and, when no image was loaded, ``ori_shape`` from seqinfo.ini's size. A file
-    whose frames do not fit the video (past its seqLength, another stride) is rejected with file and line
+    Adds ``detections`` and ``extra_dets`` (name -> detections), each a :class:`~vastmat.structures.FrameDetections`
+    (x1 y1 x2 y2, scores, features or None) and, when no image was loaded, ``ori_shape`` from seqinfo.ini's size. A
+    file whose frames do not fit the video (past its seqLength, another stride) is rejected with file and line
     (:meth:`VideoDetections.check`). One video per root is held in memory (the frames of a video come in order).
 
     Args:
@@ -68,9 +69,7 @@ class LoadTrackingDetections(BaseTransform):
             raise KeyError(f'LoadTrackingDetections: the data info has no {", ".join(missing)} (VastMATDataset '
                            'provides them)')
         frame = int(results['source_frame'])
-        main = self._video(self.det_root, results).get(frame)
-        results['det_bboxes'], results['det_scores'], results['det_features'] = (
-            main.bboxes, main.scores, main.features)
+        results['detections'] = self._video(self.det_root, results).get(frame)
         results['extra_dets'] = {name: self._video(root, results).get(frame)
                                  for name, root in self.extra_det_roots.items()}
         if 'ori_shape' not in results and results.get('height') and results.get('width'):
@@ -81,13 +80,13 @@ class LoadTrackingDetections(BaseTransform):
         return f'{self.__class__.__name__}(det_root={self.det_root!r}, extra_det_roots={self.extra_det_roots})'
 
 
-def detections_to_instances(bboxes: np.ndarray, scores: np.ndarray, features: np.ndarray | None) -> InstanceData:
-    """Detections as mmdet's ``pred_instances`` (labels 0: the single class ``animal``)."""
-    instances = InstanceData(bboxes=torch.from_numpy(np.asarray(bboxes, np.float64).reshape(-1, 4)),
-                             scores=torch.from_numpy(np.asarray(scores, np.float64).reshape(-1)),
-                             labels=torch.zeros(len(scores), dtype=torch.long))
-    if features is not None:
-        instances.features = torch.from_numpy(np.asarray(features, np.float64))
+def detections_to_instances(detections: FrameDetections) -> InstanceData:
+    """Cached detections as mmdet's ``pred_instances`` (labels 0: the single class ``animal``)."""
+    instances = InstanceData(bboxes=torch.from_numpy(np.asarray(detections.bboxes, np.float64).reshape(-1, 4)),
+                             scores=torch.from_numpy(np.asarray(detections.scores, np.float64).reshape(-1)),
+                             labels=torch.zeros(len(detections), dtype=torch.long))
+    if detections.features is not None:
+        instances.features = torch.from_numpy(np.asarray(detections.features, np.float64))
     return instances
 
 
@@ -130,12 +129,9 @@ class PackVastMATInputs(PackTrackInputs):
         mmdet_sample = packed['data_samples']
         packed['data_samples'] = VastMATTrackDataSample(metainfo=mmdet_sample.metainfo)
         packed['data_samples'].video_data_samples = mmdet_sample.video_data_samples
-        if 'det_bboxes' in results:
-            frames = packed['data_samples'].video_data_samples
-            for i, frame in enumerate(frames):
-                frame.pred_instances = detections_to_instances(
-                    results['det_bboxes'][i], results['det_scores'][i], results['det_features'][i])
-                frame.extra_det_instances = {
-                    name: detections_to_instances(d.bboxes, d.scores, d.features)
-                    for name, d in results['extra_dets'][i].items()}
+        if 'detections' in results:
+            for i, frame in enumerate(packed['data_samples'].video_data_samples):
+                frame.pred_instances = detections_to_instances(results['detections'][i])
+                frame.extra_det_instances = {name: detections_to_instances(dets)
+                                             for name, dets in results['extra_dets'][i].items()}
         return packed

@@ -48,10 +48,6 @@ class FrameDetections:
     features: np.ndarray | None = None
     num_dropped: int = 0
 
-    @classmethod
-    def empty(cls) -> 'FrameDetections':
-        return cls(np.zeros((0, 4)), np.zeros(0))
-
     def __len__(self) -> int:
         return len(self.scores)
 

@@ -102,11 +102,8 @@ class TrackLifecycle:
         return joint_tracks(confirmed, self.lost)
 
     def stale_lost(self, frame_id: int, max_time_lost: int) -> list[Track]:
-        """Lost tracks not matched for more than ``max_time_lost`` frames, marked removed."""
-        stale = [t for t in self.lost if frame_id - t.frame_id > max_time_lost]
-        for track in stale:
-            track.state = REMOVED
-        return stale
+        """Lost tracks not matched for more than ``max_time_lost`` frames (to be removed by :meth:`finish_frame`)."""
+        return [t for t in self.lost if frame_id - t.frame_id > max_time_lost]
 
     def finish_frame(self, activated: list[Track], refound: list[Track], new_lost: list[Track],
                      removed: list[Track]) -> list[Track]:
