@@ -19,6 +19,7 @@ from typing import Iterable
 
 import numpy as np
 
+from vastmat.structures.bbox import xyxy_to_ltwh
 from vastmat.utils.io import atomic_write
 
 GT_COLUMNS = ('frame', 'id', 'left', 'top', 'width', 'height', 'valid', 'category', 'visibility')
@@ -264,6 +265,13 @@ def write_results(path: str, results: TrackResults, decimals: int = 2) -> None:
     table = np.column_stack([results.frames[order], results.ids[order], results.boxes[order],
                              results.scores[order], -np.ones((n, 3))])
     _write_atomic(path, table, ['%d', '%d'] + [_float_fmt(decimals)] * 4 + ['%.5f', '%d', '%d', '%d'])
+
+
+def track_rows_to_results(rows: np.ndarray) -> TrackResults:
+    """A tracker's rows ``frame, id, x1, y1, x2, y2, score`` (corner boxes) as :class:`TrackResults`."""
+    rows = np.asarray(rows, np.float64).reshape(-1, 7)
+    return TrackResults(rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64), xyxy_to_ltwh(rows[:, 2:6]),
+                        rows[:, 6], np.arange(1, len(rows) + 1))
 
 
 def read_seqinfo(path: str) -> dict:

@@ -12,9 +12,8 @@ import numpy as np
 from mmdet.evaluation.metrics.base_video_metric import BaseVideoMetric
 from mmengine.logging import print_log
 
-from vastmat.datasets.formats import TrackResults, read_gt, write_gt, write_results
+from vastmat.datasets.formats import read_gt, track_rows_to_results, write_gt, write_results
 from vastmat.registry import METRICS
-from vastmat.structures.bbox import xyxy_to_ltwh
 from vastmat.utils.io import write_json_atomic
 
 from ..mot_eval import PRESETS, SUMMARY_KEYS, SequenceSpec, evaluate
@@ -93,14 +92,11 @@ class VastMATMetric(BaseVideoMetric):
         video_tracks = [r['video_tracks'] for r in records if r['video_tracks'] is not None]
         if video_tracks:  # post-processed by the model: rows frame, id, x1, y1, x2, y2, score
             rows = np.asarray(video_tracks[-1], np.float64).reshape(-1, 7)
-            frames, ids, boxes, scores = rows[:, 0], rows[:, 1], rows[:, 2:6], rows[:, 6]
         else:
-            frames = np.concatenate([np.full(len(r['ids']), r['frame_id'] + 1) for r in records])
-            ids = np.concatenate([r['ids'] for r in records])
-            boxes = np.concatenate([r['bboxes'] for r in records]).reshape(-1, 4)
-            scores = np.concatenate([r['scores'] for r in records])
-        results = TrackResults(frames.astype(np.int64), ids.astype(np.int64), xyxy_to_ltwh(boxes), scores,
-                               np.arange(1, len(frames) + 1))
+            rows = np.concatenate([np.column_stack([np.full(len(r['ids']), r['frame_id'] + 1), r['ids'],
+                                                    np.asarray(r['bboxes']).reshape(-1, 4), r['scores']])
+                                   for r in records]).reshape(-1, 7)
+        results = track_rows_to_results(rows)
         result_path = osp.join(out_dir, 'results', f'{name}.txt')
         write_results(result_path, results, decimals=3)
         gt_path = osp.join(video_dir, 'gt', 'gt.txt')

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import torch
@@ -143,18 +143,53 @@ class TrackingByDetection(BaseMOTModel):
             detections = instances_to_detections(frame_sample.pred_instances)
             extra = {name: instances_to_detections(inst)
                      for name, inst in frame_sample.get('extra_det_instances', {}).items()}
-        frame = TrackingFrame(
+        return TrackingFrame(
             detections, frame_id=int(meta['frame_id']) + 1, video_name=meta.get('video_name', ''),
             frame_rate=meta.get('frame_rate'), source_frame=meta.get('source_frame'), image=image,
             image_size=tuple(meta['ori_shape'][:2]) if meta.get('ori_shape') else None,
             scale_factor=tuple(meta['scale_factor']) if meta.get('scale_factor') else None, extra_dets=extra)
-        if self.det_score_thr is not None:  # after the frame's checks, so that no bad score is filtered away unseen
-            frame.detections = frame.detections.select(frame.scores >= self.det_score_thr)
-        if frame.features is None and self.reid is not None and image is not None:
-            frame.detections.features = self._appearance(image, frame.bboxes, frame.scale_factor)
-        return frame
 
     # ------------------------------------------------------------------------------------------------- tracking
+    def start_video(self) -> None:
+        """Forget the previous video: the tracker restarts (ids from 1) and the video's rows are cleared."""
+        self.tracker.reset()
+        self._video_rows, self._video_dropped = [], 0
+
+    def track_frame(self, frame: TrackingFrame) -> TrackOutput:
+        """One frame of the current video: the score filter and appearance features, then the tracker."""
+        if self.det_score_thr is not None:  # after the frame's checks, so that no bad score is filtered away unseen
+            frame.detections = frame.detections.select(frame.scores >= self.det_score_thr)
+        if frame.features is None and self.reid is not None and frame.image is not None:
+            frame.detections.features = self._appearance(frame.image, frame.bboxes, frame.scale_factor)
+        frame.require(*self.tracker.required_inputs)
+        out = self.tracker.update(frame)
+        self._video_dropped += frame.num_dropped
+        self._video_rows.append(np.column_stack([np.full(len(out), frame.frame_id), out.ids, out.bboxes,
+                                                 out.scores]))
+        return out
+
+    def finish_video(self, video_name: str = '') -> np.ndarray:
+        """After a video's last frame: log dropped boxes and run the post-processors; returns the video's final
+        tracks, rows ``frame, id, x1, y1, x2, y2, score``."""
+        if self._video_dropped:
+            print_log(f'{video_name}: {self._video_dropped} zero-width or zero-height detection(s) dropped before '
+                      'tracking', 'current', level=logging.WARNING)
+        rows = np.concatenate(self._video_rows).reshape(-1, 7) if self._video_rows else np.zeros((0, 7))
+        for processor in self.post_processors:
+            rows = np.asarray(processor(rows), np.float64).reshape(-1, 7)
+        return rows
+
+    @torch.no_grad()
+    def track_video(self, frames: Iterable[TrackingFrame]) -> np.ndarray:
+        """Track one whole video given as tracker inputs (frame ids 1, 2, ...), without a dataset or runner: the
+        path of :mod:`vastmat.apis` (inference, sweeps). Same steps as :meth:`predict`."""
+        self.start_video()
+        name = ''
+        for frame in frames:
+            name = frame.video_name
+            self.track_frame(frame)
+        return self.finish_video(name)
+
     def predict(self, inputs: torch.Tensor | None, data_samples: list, rescale: bool = True, **kwargs: Any) -> list:
         """Track the frames of one video clip (test: one frame per call; the tracker restarts at frame 0)."""
         if len(data_samples) != 1:
@@ -163,20 +198,15 @@ class TrackingByDetection(BaseMOTModel):
         for frame_index in range(len(track_sample)):
             frame_sample = track_sample[frame_index]
             if frame_sample.frame_id == 0:
-                self.tracker.reset()
-                self._video_rows, self._video_dropped = [], 0
-            frame = self.tracking_frame(inputs, frame_index, frame_sample)
-            frame.require(*self.tracker.required_inputs)
-            out = self.tracker.update(frame)
-            self._video_dropped += frame.num_dropped
+                self.start_video()
+            out = self.track_frame(self.tracking_frame(inputs, frame_index, frame_sample))
             frame_sample.pred_track_instances = self._track_instances(out)
-            if self.post_processors:
-                self._video_rows.append(np.column_stack([np.full(len(out), frame.frame_id), out.ids, out.bboxes,
-                                                         out.scores]))
             # a frame given alone (TrackImgSampler) has video_length 1; ori_video_length is the video's
             meta = frame_sample.metainfo
             if frame_sample.frame_id == meta.get('ori_video_length', meta.get('video_length', 0)) - 1:
-                self._finish_video(frame_sample)
+                rows = self.finish_video(meta.get('video_name', ''))
+                if self.post_processors:  # the metric writes these rows instead of the per-frame tracks
+                    frame_sample.pred_video_tracks = rows
         return [track_sample]
 
     @staticmethod
@@ -187,17 +217,3 @@ class TrackingByDetection(BaseMOTModel):
         if out.features is not None:
             instances.features = torch.from_numpy(out.features)
         return instances
-
-    def _finish_video(self, last_sample: Any) -> None:
-        """After a video's last frame: log dropped boxes, run the post-processors, and give the video's final
-        tracks to the metric (``pred_video_tracks`` on the last frame: rows frame, id, x1, y1, x2, y2, score)."""
-        name = last_sample.metainfo.get('video_name', '')
-        if self._video_dropped:
-            print_log(f'{name}: {self._video_dropped} zero-width or zero-height detection(s) dropped before tracking',
-                      'current', level=logging.WARNING)
-        if not self.post_processors:
-            return
-        rows = np.concatenate(self._video_rows).reshape(-1, 7) if self._video_rows else np.zeros((0, 7))
-        for processor in self.post_processors:
-            rows = np.asarray(processor(rows), np.float64).reshape(-1, 7)
-        last_sample.pred_video_tracks = rows

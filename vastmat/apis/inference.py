@@ -1,0 +1,105 @@
+"""Building a tracking model from its config and running it on cached detections without a runner.
+
+The fast path of the zoo benchmark and of parameter sweeps: the videos' detections are read once, each frame goes
+straight to :meth:`TrackingByDetection.track_video` (the same per-frame steps as ``tools/test.py``), and the tracks
+come back as arrays; scoring is :mod:`vastmat.evaluation`'s.
+"""
+from __future__ import annotations
+
+import os.path as osp
+from typing import Any, Iterator
+
+import numpy as np
+from mmengine.config import Config
+
+from vastmat.datasets.detections import VideoDetections, detection_file
+from vastmat.datasets.formats import track_rows_to_results, write_results
+from vastmat.datasets.sequences import Sequence, load_sequence, parse_split_name, select_videos
+from vastmat.structures.tracking import TrackingFrame
+
+
+def load_config(config: str | Config, cfg_options: dict | None = None) -> Config:
+    """A config from a file (or a copy of one), with ``cfg_options`` merged (keys checked as on the command line)."""
+    from vastmat.engine.cli import check_cfg_options
+    cfg = Config.fromfile(config) if isinstance(config, str) else Config(config.to_dict(), filename=config.filename)
+    if cfg_options:
+        check_cfg_options(cfg, cfg_options)
+        cfg.merge_from_dict(cfg_options)
+    return cfg
+
+
+def init_model(config: str | Config, checkpoint: str | None = None, device: str = 'cpu',
+               cfg_options: dict | None = None, detector: bool = True) -> Any:
+    """Build the config's MOT model (``cfg.model``) in eval mode, with the checkpoint's weights (weights-only).
+
+    Args:
+        detector: False drops ``model.detector`` (cached detections feed the tracker).
+    """
+    from mmengine.registry import init_default_scope
+    from mmengine.runner import load_checkpoint
+
+    import vastmat.engine  # noqa: F401  (weights-only checkpoint loading)
+    from vastmat.registry import MODELS
+
+    cfg = load_config(config, cfg_options)
+    init_default_scope(cfg.get('default_scope', 'vastmat'))
+    model_cfg = cfg.model.copy()
+    if not detector and 'detector' in model_cfg:
+        model_cfg.detector = None
+    model = MODELS.build(model_cfg)
+    if checkpoint is not None:
+        load_checkpoint(model, checkpoint, map_location='cpu', logger='current')
+    model.cfg = cfg
+    return model.to(device).eval()
+
+
+def cached_frames(sequence: Sequence, detections: VideoDetections) -> Iterator[TrackingFrame]:
+    """The tracker inputs of a video's frames (ids 1, 2, ...) from its cached detections (keyed by source frame)."""
+    size = (int(sequence.info['imHeight']), int(sequence.info['imWidth'])) \
+        if sequence.info.get('imHeight') and sequence.info.get('imWidth') else None
+    for frame_id in range(1, sequence.length + 1):
+        source = sequence.source_frame(frame_id)
+        yield TrackingFrame(detections.get(source), frame_id=frame_id, video_name=sequence.name,
+                            frame_rate=sequence.frame_rate or None, source_frame=source, image_size=size)
+
+
+def video_list(data_root: str, split: str | None = None, videos: list[str] | None = None) -> list[str]:
+    """The videos to track: ``videos`` if given, else those of ``split`` (``protocol1/test``), else all."""
+    if videos:
+        return list(videos)
+    protocol, part = parse_split_name(split)
+    return select_videos(data_root, protocol, part)
+
+
+def track_cached(model: Any, data_root: str, det_root: str, videos: list[str], stride: int = 1,
+                 progress: Any = None) -> dict[str, np.ndarray]:
+    """Track every video of ``videos`` on cached detections; ``{video: rows frame, id, x1, y1, x2, y2, score}``.
+
+    Args:
+        model: a :class:`TrackingByDetection` (its detector, if any, is not used).
+        progress: called with each finished video's name (e.g. a progress bar's advance).
+    """
+    out = {}
+    for name in videos:
+        sequence = load_sequence(data_root, name, stride=stride, with_gt=False)
+        detections = VideoDetections(detection_file(det_root, name), sequence.source_length)
+        detections.check(np.arange(1, sequence.source_length + 1, stride))
+        out[name] = model.track_video(cached_frames(sequence, detections))
+        if progress is not None:
+            progress(name)
+    return out
+
+
+def write_track_rows(rows: np.ndarray, path: str) -> None:
+    """Write rows ``frame, id, x1, y1, x2, y2, score`` as a MOT results file (atomically)."""
+    write_results(path, track_rows_to_results(rows), decimals=3)
+
+
+def write_results_folder(tracks: dict[str, np.ndarray], folder: str) -> list[str]:
+    """``folder/<video>.txt`` for every video; returns the paths."""
+    paths = []
+    for name, rows in tracks.items():
+        path = osp.join(folder, f'{name}.txt')
+        write_track_rows(rows, path)
+        paths.append(path)
+    return paths
