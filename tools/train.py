@@ -48,4 +48,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == '__main__':
-    main()
+    from vastmat.engine.cli import run_cli
+    run_cli(main)

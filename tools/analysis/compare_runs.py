@@ -8,24 +8,14 @@ Reads the JSON written by tools/eval_mot.py or tools/test.py. In the table the b
 and the second underlined (lower is better for FP, FN, IDSW, Frag, ML); the CSV has the values and their ranks.
 """
 import argparse
-import csv
 import json
 import os.path as osp
 
 from rich.console import Console
-from rich.table import Table
 
-from vastmat.evaluation.report import format_value
-from vastmat.utils.io import atomic_write
+from vastmat.evaluation.report import ranked_table, write_ranked_csv
 
-LOWER_IS_BETTER = {'CLR_FP', 'CLR_FN', 'IDSW', 'Frag', 'ML', 'IDFP', 'IDFN'}
 DEFAULT_METRICS = ('HOTA', 'DetA', 'AssA', 'MOTA', 'IDF1', 'IDSW')
-
-
-def rank_runs(values: dict[str, float], metric: str) -> dict[str, int]:
-    """1-based rank of each run for one metric (ties share the better rank)."""
-    ordered = sorted(set(values.values()), reverse=metric not in LOWER_IS_BETTER)
-    return {run: ordered.index(v) + 1 for run, v in values.items()}
 
 
 def main(argv=None) -> dict:
@@ -51,29 +41,15 @@ def main(argv=None) -> dict:
         if missing:
             raise KeyError(f'{path}: no metric {missing[0]!r} in {args.row!r}')
         rows[name] = {m: entry[m] for m in args.metrics}
-    ranks = {m: rank_runs({n: rows[n][m] for n in names}, m) for m in args.metrics}
-    title = f'{len(names)} runs ({args.row}); bold = best, underlined = second'
-    table = Table(title=f'{args.title}\n{title}' if args.title else title)
-    table.add_column('run')
-    for m in args.metrics:
-        table.add_column(m + (' ↓' if m in LOWER_IS_BETTER else ''), justify='right')
-    for name in names:
-        cells = []
-        for m in args.metrics:
-            text = format_value(m, rows[name][m])
-            rank = ranks[m][name]
-            cells.append(f'[bold]{text}[/bold]' if rank == 1 else f'[underline]{text}[/underline]' if rank == 2
-                         else text)
-        table.add_row(name, *cells)
+    title = f'{len(names)} runs ({args.row})'
+    table, ranks = ranked_table(rows, [(m, m, m) for m in args.metrics], f'{args.title}\n{title}' if args.title
+                                else title)
     Console().print(table)
     if args.csv:
-        with atomic_write(args.csv) as f:
-            writer = csv.writer(f)
-            writer.writerow(['run', *args.metrics, *(f'{m}_rank' for m in args.metrics)])
-            for name in names:
-                writer.writerow([name, *(rows[name][m] for m in args.metrics), *(ranks[m][name] for m in args.metrics)])
+        write_ranked_csv(rows, ranks, list(args.metrics), args.csv)
     return dict(rows=rows, ranks=ranks)
 
 
 if __name__ == '__main__':
-    main()
+    from vastmat.engine.cli import run_cli
+    run_cli(main)

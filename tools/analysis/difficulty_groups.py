@@ -61,4 +61,5 @@ def main(argv=None) -> dict:
 
 
 if __name__ == '__main__':
-    main()
+    from vastmat.engine.cli import run_cli
+    run_cli(main)

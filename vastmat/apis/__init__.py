@@ -1,6 +1,7 @@
 """Inference for users: build a tracking model, track cached detections, a video file or a folder of frames."""
 from .inference import (cached_frames, init_model, load_config, track_cached, video_list, write_results_folder,
                         write_track_rows)
+from .video import TrackResult, read_frames, track
 
 __all__ = ['init_model', 'load_config', 'cached_frames', 'track_cached', 'video_list', 'write_track_rows',
-           'write_results_folder']
+           'write_results_folder', 'track', 'read_frames', 'TrackResult']

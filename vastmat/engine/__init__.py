@@ -1,10 +1,10 @@
 """Runner, hooks, checkpoint safety and command-line helpers."""
 from .checkpoint import (UnsafeCheckpointError, install_safe_checkpoint_loader, safe_load,
                          to_plain_checkpoint)
-from .hooks import PlainCheckpointHook
+from .hooks import PlainCheckpointHook, ProgressBarHook
 from .runner import VastMATRunner
 
 install_safe_checkpoint_loader()
 
 __all__ = ['UnsafeCheckpointError', 'safe_load', 'to_plain_checkpoint', 'install_safe_checkpoint_loader',
-           'PlainCheckpointHook', 'VastMATRunner']
+           'PlainCheckpointHook', 'ProgressBarHook', 'VastMATRunner']

@@ -224,6 +224,11 @@ def sequence_specs(gt_root: str, results: str, names: list[str]) -> tuple[list[S
 def evaluate_folder(gt_root: str, results: str, names: list[str], preset: str, workers: int = 1) -> tuple:
     """Per-video and combined metrics, the raw per-video TrackEval results and the missing result files."""
     specs, missing = sequence_specs(gt_root, results, names)
+    if not osp.isdir(results):
+        raise FileNotFoundError(f'{results}: no such results folder')
+    if specs and len(missing) == len(specs):
+        raise FileNotFoundError(f'{results}: none of the {len(specs)} video(s) has a result file <video>.txt '
+                                f'(e.g. {specs[0].name}.txt); is this the folder of the tracker\'s results?')
     if missing:
         print_log(f'{len(missing)} result file(s) missing in {results}, scored as empty tracker output: '
                   f'{", ".join(missing)}', 'current', level=logging.WARNING)

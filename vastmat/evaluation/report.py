@@ -25,3 +25,56 @@ def print_tracking_table(results: dict, title: str, rows: list[str] | None = Non
     for name in names:
         table.add_row(name, *(format_value(key, results[name][key]) for _, key in TABLE_COLUMNS))
     Console().print(table)
+
+
+# lower is better for these metrics (the rest: higher is better)
+LOWER_IS_BETTER = {'CLR_FP', 'CLR_FN', 'IDSW', 'Frag', 'ML', 'IDFP', 'IDFN'}
+# short column labels of TrackEval's names
+LABELS = dict(CLR_FP='FP', CLR_FN='FN')
+
+
+def rank_values(values: dict[str, float], metric: str) -> dict[str, int]:
+    """1-based rank of each row for one metric (ties share the better rank)."""
+    ordered = sorted(set(values.values()), reverse=metric not in LOWER_IS_BETTER)
+    return {row: ordered.index(v) + 1 for row, v in values.items()}
+
+
+def ranked_table(rows: dict[str, dict[str, float]], columns: list[tuple[str, str, str]], title: str,
+                 row_label: str = 'run') -> tuple[Table, dict[str, dict[str, int]]]:
+    """A table in the paper's layout (Table 5: best value of each column bold, second underlined).
+
+    Args:
+        rows: ``{row name: {column key: value}}``.
+        columns: ``(column key, header, metric)``; ``metric`` (TrackEval's name) gives the format and whether lower
+            is better.
+    Returns:
+        The rich table and ``{column key: {row: rank}}``.
+    """
+    names = list(rows)
+    ranks = {key: rank_values({n: rows[n][key] for n in names}, metric) for key, _, metric in columns}
+    table = Table(title=f'{title}\nbold = best, underlined = second')
+    table.add_column(row_label)
+    for _, header, metric in columns:
+        table.add_column(header + (' ↓' if metric in LOWER_IS_BETTER else ''), justify='right')
+    for name in names:
+        cells = []
+        for key, _, metric in columns:
+            text = format_value(metric, rows[name][key])
+            rank = ranks[key][name]
+            cells.append(f'[bold]{text}[/bold]' if rank == 1 else f'[underline]{text}[/underline]' if rank == 2
+                         else text)
+        table.add_row(name, *cells)
+    return table, ranks
+
+
+def write_ranked_csv(rows: dict[str, dict[str, float]], ranks: dict[str, dict[str, int]], keys: list[str],
+                     path: str, row_label: str = 'run') -> None:
+    """The values of a :func:`ranked_table` and their ranks as CSV (written atomically)."""
+    import csv
+
+    from vastmat.utils.io import atomic_write
+    with atomic_write(path) as f:
+        writer = csv.writer(f)
+        writer.writerow([row_label, *keys, *(f'{k}_rank' for k in keys)])
+        for name in rows:
+            writer.writerow([name, *(rows[name][k] for k in keys), *(ranks[k][name] for k in keys)])

@@ -28,6 +28,8 @@ class DumpTrackingDetections(BaseMetric):
         score_thr: boxes scoring below this are not written (None: every box the detector outputs).
     """
 
+    default_prefix = 'dump'  # it returns no metric; set so that mmengine does not warn about a missing prefix
+
     def __init__(self, out_dir: str, score_thr: float | None = None, collect_device: str = 'cpu',
                  prefix: str | None = None) -> None:
         super().__init__(collect_device=collect_device, prefix=prefix)

@@ -3,5 +3,6 @@ frame); the ByteTrack family shares :mod:`.track_lifecycle`."""
 from .base_tracker import BaseTracker
 from .byte_tracker import BYTETracker
 from .track_lifecycle import Track, TrackLifecycle
+from .zoo import ZooTracker, zoo_trackers
 
-__all__ = ['BaseTracker', 'BYTETracker', 'Track', 'TrackLifecycle']
+__all__ = ['BaseTracker', 'BYTETracker', 'Track', 'TrackLifecycle', 'ZooTracker', 'zoo_trackers']

@@ -29,9 +29,12 @@ class BaseTracker(BaseModule):
     Attributes:
         required_inputs: frame inputs the tracker reads besides boxes and scores: ``'features'``, ``'image'``,
             ``'image_size'``, ``'frame_rate'``, ``'extra_dets.NAME'`` (see :meth:`TrackingFrame.require`).
+        zoo_name: the tracker's name in the model zoo (``tools/zoo_benchmark.py``, :mod:`.zoo`); None keeps a
+            tracker out of it (test doubles, building blocks).
     """
 
     required_inputs: tuple[str, ...] = ()
+    zoo_name: str | None = None
 
     def reset(self) -> None:
         """Forget every track (a new video starts); ids restart at 1."""

@@ -53,7 +53,7 @@ def kalman_boxes(tracks: list[KalmanTrack]) -> np.ndarray:
 
 @MODELS.register_module()
 class BYTETracker(BaseTracker):
-    """The official BYTETracker.
+    """The official BYTETracker (its defaults are the official code's).
 
     Args:
         track_thresh: high-score threshold (``score > track_thresh``); new tracks need ``track_thresh + 0.1``.
@@ -73,6 +73,8 @@ class BYTETracker(BaseTracker):
             min_box_area`` or ``w / h > aspect_ratio_thresh`` are not reported (``None`` disables a filter; the
             vertical filter is a pedestrian prior, so the VastMAT configs disable it).
     """
+
+    zoo_name = 'ByteTrack'
 
     def __init__(self, track_thresh: float = 0.6, low_thresh: float = 0.1, track_buffer: int = 30,
                  buffer_frame_rate: float | None = 30, match_thresh: float = 0.9, second_match_thresh: float = 0.5,
