@@ -23,7 +23,7 @@ A table preset sets the matcher to the complete dict of configs/matchers/cda_fix
 ``--grid`` adds axes.
 
 Runs: W/runs/<id>/ holds results/<video>.txt, metrics.json (per video and COMBINED, TrackEval names) and
-settings.json; the id is a hash of the config path, the resolved options, the detection and data roots, the videos
+settings.json; the id is a hash of the config (path and content), the resolved options, the detection and data roots, the videos
 and the evaluation preset. A run whose metrics.json exists is reused, so a sweep resumes where it stopped.
 Launchers: ``local`` (``--workers`` processes), ``ray`` (remote tasks; ``RAY_ADDRESS`` set: the running cluster,
 whose workers must import vastmat and see the same paths), ``torchrun`` (rank r takes runs r, r + world size, ...;
@@ -50,9 +50,9 @@ import os
 import os.path as osp
 import sys
 import time
-from dataclasses import dataclass
+import types
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from mmengine.config import Config
 
@@ -150,8 +150,7 @@ def format_value(value: Any) -> str:
 
 # ------------------------------------------------------------------------------------------------ the grid
 
-@dataclass
-class Axis:
+class Axis(NamedTuple):
     """One varied setting: a config key, its values and how the table shows them."""
 
     key: str
@@ -254,7 +253,7 @@ def build_config(config: str, options: dict[str, Any], flags: dict[str, str] | N
 # ------------------------------------------------------------------------------------------------------ runs
 
 def run_id(settings: dict) -> str:
-    """A short stable hash of what makes a run (config path, options, roots, videos, preset)."""
+    """A short stable hash of what makes a run (config path and content, options, roots, videos, preset)."""
     text = json.dumps(settings, sort_keys=True, default=repr)
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
@@ -268,16 +267,19 @@ def make_runs(args: argparse.Namespace, fixed: list[tuple[str, Any]], axes: list
               work_dir: str) -> list[dict]:
     """One run spec (a plain dict, sent to the workers) per grid point, in grid order."""
     runs = []
+    # the config's content (its _base_ files resolved) is part of a run's identity: an edited config is rerun
+    content = json.dumps(Config.fromfile(args.config).to_dict(), sort_keys=True, default=repr)
+    config_sha = hashlib.sha1(content.encode()).hexdigest()[:12]
     for point in itertools.product(*(range(len(axis.values)) for axis in axes)):
         pairs = fixed + [(axis.key, axis.values[i]) for axis, i in zip(axes, point)]
-        identity = dict(config=_config_path(args.config), options=resolve_options(pairs),
+        identity = dict(config=_config_path(args.config), config_sha=config_sha, options=resolve_options(pairs),
                         det_root=osp.realpath(args.det_root), data_root=osp.realpath(args.data_root),
                         videos=list(videos), preset=args.preset)
         rid = run_id(identity)
         params = {axis.name: axis.labels[i] for axis, i in zip(axes, point)}
         runs.append(dict(identity, id=rid, params=params, values={a.key: a.values[i] for a, i in zip(axes, point)},
                          label=', '.join(params.values()) or 'base', config_file=osp.abspath(args.config),
-                         run_dir=osp.join(work_dir, 'runs', rid)))
+                         run_dir=osp.join(osp.abspath(work_dir), 'runs', rid)))
     ids = [run['id'] for run in runs]
     if len(set(ids)) != len(ids):
         raise _user_error('two grid points resolve to the same settings (a value given twice?)')
@@ -306,14 +308,16 @@ def _settings(run: dict, **extra: Any) -> dict:
 
 
 def evaluate_results(data_root: str, results: str, videos: list[str], preset: str) -> dict:
-    """Per-video and COMBINED metrics of a results folder, in this process (TrackEval through vastmat)."""
+    """Per-video and COMBINED metrics of a results folder, in this process: :func:`evaluate_folder`'s steps
+    without its per-video progress bar (the sweep shows one over runs)."""
     from vastmat.evaluation.mot_eval import evaluate_raw, sequence_specs, summarize
     specs, _ = sequence_specs(data_root, results, videos)
     return summarize(evaluate_raw(specs, preset, workers=1))
 
 
 def execute_run(run: dict) -> dict:
-    """Track and score one grid point; writes its folder, metrics.json last. Returns its COMBINED metrics."""
+    """Track and score one grid point; writes its folder, metrics.json last. Returns its id, COMBINED HOTA and
+    seconds."""
     from vastmat.apis import init_model, track_cached, write_results_folder
     from vastmat.utils.io import write_json_atomic
     start = time.perf_counter()
@@ -346,6 +350,17 @@ def _worker_init() -> None:
         pass
 
 
+def _importable() -> Any:
+    """This file's module as ``sys.modules`` has it, so that pickle finds :func:`execute_run` by name. Loaded by
+    path without being registered (the tests' in-process tool runner), it is registered as a module holding the
+    same objects."""
+    if __name__ not in sys.modules:
+        module = types.ModuleType(__name__)
+        module.__dict__.update(globals())
+        sys.modules[__name__] = module
+    return sys.modules[__name__]
+
+
 def _failed(run: dict, exc: BaseException) -> BaseException:
     exc.add_note(f'in sweep run {run["id"]} ({run["label"]}), folder {run["run_dir"]}')
     return exc
@@ -364,7 +379,8 @@ def run_local(todo: list[dict], workers: int, done: Callable[[dict, dict], None]
                 raise _failed(run, exc)
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    # fork: the workers inherit the imports, and this file need not be importable by name (tests load it by path)
+    _importable()
+    # fork: the workers inherit the imports and this module (which a fresh interpreter may not find by name)
     method = 'fork' if 'fork' in multiprocessing.get_all_start_methods() else None
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context,
@@ -391,11 +407,10 @@ def run_ray(todo: list[dict], workers: int, done: Callable[[dict, dict], None],
             ray.init(address='auto')
         else:
             ray.init(num_cpus=max(workers, 1))
-    module = sys.modules[__name__]
-    if __name__ != '__main__':  # loaded by path (tests, other tools): send the functions by value
+    if __name__ != '__main__':  # loaded by path (tests, other tools): the workers get the functions by value
         try:
             from ray import cloudpickle
-            cloudpickle.register_pickle_by_value(module)
+            cloudpickle.register_pickle_by_value(_importable())
         except (ImportError, AttributeError, ValueError):
             pass
     remote = ray.remote(num_cpus=1)(execute_run)
@@ -487,7 +502,7 @@ def title_of(args: argparse.Namespace, cfg: Config, caption: str, fixed: dict, a
     shared += [f'{k}={format_value(v)}' for k, v in fixed.items()
                if not k.startswith(('model.tracker.', 'model.post_processors')) and k not in varied]
     return '\n'.join([f'{short_title(args, cfg)} on {num_videos} video(s) of {args.data_root}, preset {args.preset}',
-                      caption or 'varied: ' + ', '.join(axis.key for axis in axes) if axes else 'one run',
+                      caption or ('varied: ' + ', '.join(axis.key for axis in axes) if axes else 'one run'),
                       'shared: ' + ', '.join(shared)])
 
 
@@ -646,8 +661,7 @@ def resolve_videos(args: argparse.Namespace) -> list[str]:
     return videos
 
 
-@dataclass
-class Plan:
+class Plan(NamedTuple):
     """What a sweep runs: the options every run shares, the axes, and the flag that gave each key."""
 
     fixed: list[tuple[str, Any]]

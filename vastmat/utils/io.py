@@ -9,6 +9,15 @@ import tempfile
 from typing import IO, Any, Iterator
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 @contextlib.contextmanager
 def atomic_write(path: str, mode: str = 'w') -> Iterator[IO]:
     """Open a temporary file beside ``path``; on success rename it to ``path``, on error remove it."""
@@ -16,6 +25,7 @@ def atomic_write(path: str, mode: str = 'w') -> Iterator[IO]:
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix='.' + osp.basename(path), suffix='.tmp', dir=directory)
     try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes the file private (0600); a result file is not
         with os.fdopen(fd, mode) as f:
             yield f
         os.replace(tmp, path)

@@ -1,0 +1,142 @@
+"""Every command of README.md's ```bash blocks runs, in order, in a scratch copy of the repository's working layout.
+
+The quick ones run as written; the long ones (detector training, the zoo benchmark) run with the tiny settings of
+:data:`TINY`. ``python tools/X.py ...`` runs in this process (conftest ``tool``), other commands (shell scripts,
+pip, console scripts) as subprocesses. A README command that needs a GPU, a Slurm cluster or ../shared/data is given
+the nearest local form here (``srun`` is a stand-in that runs the task as one local Slurm task).
+"""
+import os
+import os.path as osp
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, SHARED_DATA, free_port, tool
+
+README = osp.join(REPO, 'README.md')
+DEMO_ITERS = 1200  # the demo YOLOX's schedule (configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py)
+
+# README command (its start) -> (the command the test runs instead, why); None: not run, with the reason
+TINY = {
+    'make test': (None, 'the test suite itself'),
+    'make demo': ('python tools/zoo_benchmark.py --train-iters 2', 'the zoo benchmark with a 2-iteration detector'),
+    'python tools/train.py configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py': (
+        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2', '2 iterations'),
+    'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),
+}
+# applied to every command after TINY: the demo detector's checkpoint of the 2-iteration run
+SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'), )
+# the full-data commands run on a subset (they are also covered by the golden tests)
+SUBSET = {
+    'tools/analysis/matcher_table.py': ['--videos', 'Chicken_1', 'Duck_1'],
+    'tools/analysis/sweep.py': ['--videos', 'Chicken_1', 'Duck_1'],
+    'tools/benchmark/association_speed.py': ['--videos', '2', '--repeats', '1'],
+}
+
+
+def readme_commands(text: str) -> list[str]:
+    """The commands of the ```bash blocks: continuation lines joined, comments dropped."""
+    commands = []
+    for block in re.findall(r'```bash\n(.*?)```', text, flags=re.S):
+        joined = re.sub(r'\\\n\s*', ' ', block)
+        for line in joined.splitlines():
+            line = line.split(' # ')[0].strip() if not line.lstrip().startswith('#') else ''
+            if line:
+                commands.append(line)
+    return commands
+
+
+def test_readme_has_runnable_commands_only_in_bash_blocks():
+    text = open(README, encoding='utf-8').read()
+    commands = readme_commands(text)
+    assert len(commands) >= 15
+    assert not any(re.search(r'\b(DETS|CKPT|ROOT|CONFIG)\b', c) for c in commands), \
+        'placeholders belong in ```text blocks'
+    for prefix in TINY:
+        assert any(c.startswith(prefix) for c in commands), f'TINY names a command the README lacks: {prefix}'
+
+
+def _fake_srun(bin_dir: str) -> None:
+    """An ``srun`` that drops its options and runs the task as Slurm task 0 of 1 on this machine."""
+    script = osp.join(bin_dir, 'srun')
+    with open(script, 'w') as f:
+        f.write('#!/usr/bin/env bash\nwhile [[ "$1" == -* ]]; do [[ "$1" == -p ]] && shift; shift; done\n'
+                'export SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_LOCALID=0 SLURM_NODELIST=localhost '
+                'MASTER_ADDR=127.0.0.1 MASTER_PORT=${MASTER_PORT:-29533}\nexec "$@"\n')
+    os.chmod(script, 0o755)
+
+
+def _run(words: list[str], env: dict, cwd: str, text: str) -> None:
+    """A command as a subprocess; a two-machine ``dist_train.sh`` (NNODES=2) runs both machines' halves here."""
+    if words[0] == 'python':
+        words = [sys.executable, *words[1:]]
+    ranks = [env]
+    if words[0].startswith('tools/dist_'):
+        env['PORT'] = str(free_port())
+        if env.get('NNODES') == '2':
+            ranks = [dict(env, NODE_RANK='0'), dict(env, NODE_RANK='1')]
+    procs = [subprocess.Popen(words, cwd=cwd, env=rank_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) for rank_env in ranks]
+    for proc in procs:
+        output, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, f'{text}\n{output[-4000:]}'
+
+
+def _workspace(tmp) -> str:
+    """A scratch directory that looks like the repository root (configs, tools, plugins linked; data and work_dirs
+    its own), so relative paths in the README resolve and outputs stay out of the checkout."""
+    root = str(tmp / 'repo')
+    os.makedirs(root)
+    for name in ('configs', 'tools', 'plugins', 'vastmat'):
+        os.symlink(osp.join(REPO, name), osp.join(root, name))
+    return root
+
+
+def _expand(command: str, tmp) -> str | None:
+    for prefix, (replacement, _) in TINY.items():
+        if command.startswith(prefix):
+            if replacement is None:
+                return None
+            command = replacement.format(command=command, tmp=tmp)
+            break
+    for old, new in SUBSTITUTIONS:
+        command = command.replace(old, new)
+    return command
+
+
+@pytest.mark.xdist_group('readme')
+@pytest.mark.skipif(not osp.isdir(SHARED_DATA), reason=f'{SHARED_DATA}: not found (../shared/data beside the clone)')
+def test_readme_commands_run(tmp_path, monkeypatch):
+    text = open(README, encoding='utf-8').read()
+    root = _workspace(tmp_path)
+    bin_dir = str(tmp_path / 'bin')
+    os.makedirs(bin_dir)
+    _fake_srun(bin_dir)
+    monkeypatch.chdir(root)
+    env = dict(os.environ, PATH=os.pathsep.join([bin_dir, osp.dirname(sys.executable), os.environ['PATH']]),
+               PYTHONPATH=os.pathsep.join([str(tmp_path / 'site'), REPO]), PYTHON=sys.executable)
+    ran = []
+    for command in readme_commands(text):
+        expanded = _expand(command, tmp_path)
+        if expanded is None:
+            continue
+        words = shlex.split(expanded)
+        assignments = {}
+        while words and re.match(r'^[A-Z_]+=', words[0]):
+            key, value = words.pop(0).split('=', 1)
+            assignments[key] = value
+        in_process = (words[0] == 'python' and words[1].startswith('tools/') and not assignments
+                      and 'plugins/' not in expanded)  # a plugin's component needs the process that sees it
+        if in_process:
+            tool(words[1], *words[2:], *SUBSET.get(words[1], []))
+        else:
+            _run(words, dict(env, **assignments), root, expanded)
+        ran.append(expanded)
+    assert len(ran) >= 15
+    # what the commands left behind: the zoo's tables and plots, a video, the sweep's table
+    for path in ('work_dirs/zoo_benchmark/zoo.json', 'work_dirs/zoo_benchmark/hota_by_tracker.png',
+                 'work_dirs/demo_video/Bee-1.mp4', 'work_dirs/sweep_demo/table.csv'):
+        assert osp.getsize(osp.join(root, path)) > 0, path
