@@ -25,7 +25,6 @@ The console shows the steps, progress bars and the tables; the runners' full log
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 import time
 from typing import Any
@@ -38,7 +37,6 @@ REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 DEMO_ROOT = 'data/demo'
 DEMO_DETECTOR = osp.join(REPO, 'configs', 'yolox', 'yolox_tiny_1xb8-1200it_vastmat-demo.py')
 TRACKING_BASE = osp.join(REPO, 'configs', '_base_', 'tracking_cached-dets.py')
-MATCHER_DIR = osp.join(REPO, 'configs', 'matchers')
 DEFAULT_MATCHERS = ('original', 'cda_fixed', 'cda_adaptive')
 PROTOCOL_LABEL = dict(protocol1='P1 (Seen)', protocol2='P2 (Unseen)')
 # Table 5's columns (TrackEval names) and Table 8's
@@ -106,27 +104,40 @@ def _detector_config(config: str, data_root: str, protocol: str, work_dir: str) 
 
 
 def train_detector(config: str, data_root: str, protocol: str, work_dir: str, iters: int | None) -> str:
-    """Train the detector on the protocol's train videos (or reuse a finished training); returns the checkpoint."""
-    from vastmat.engine.cli import build_quiet_runner
+    """Train the detector on the protocol's train videos; returns the checkpoint. A finished training of the same
+    config (its content), data, protocol and length is reused: each lives in ``work_dir/<hash of those>``."""
+    import hashlib
+    import json
+
+    from vastmat.engine.cli import UserInputError, build_quiet_runner
     cfg = _detector_config(config, data_root, protocol, work_dir)
-    if iters is not None:
+    if 'max_iters' not in cfg.train_cfg:
+        if iters is not None:
+            raise UserInputError(f'--train-iters: {config} trains by epochs (train_cfg has no max_iters)')
+    elif iters is not None:
         cfg.train_cfg.max_iters = iters
         for scheduler in cfg.param_scheduler:
             scheduler['end'] = min(scheduler.get('end', iters), iters)
             scheduler['begin'] = min(scheduler.get('begin', 0), iters - 1)
-    max_iters = cfg.train_cfg.max_iters
-    cfg.train_cfg.val_interval = max_iters + 1  # tested once below, on the test videos
-    cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=max_iters, by_epoch=False)
-    checkpoint = osp.join(work_dir, f'iter_{max_iters}.pth')
-    if osp.isfile(checkpoint):
-        console.print(f'  {protocol}: reusing the trained detector {checkpoint}')
-        return checkpoint
+        cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=iters, by_epoch=False)
+    length = cfg.train_cfg.get('max_iters', cfg.train_cfg.get('max_epochs'))
+    cfg.train_cfg.val_begin = length + 1  # no validation while training: tested once below, on the test videos
+    identity = json.dumps(dict(config=cfg.to_dict(), data_root=osp.realpath(data_root)), sort_keys=True,
+                          default=repr)
+    cfg.work_dir = osp.join(work_dir, hashlib.sha1(identity.encode()).hexdigest()[:12])
+    last = osp.join(cfg.work_dir, 'last_checkpoint')  # mmengine writes the path of the last checkpoint here
+    if osp.isfile(last):
+        checkpoint = open(last, encoding='utf-8').read().strip()
+        if osp.isfile(checkpoint):
+            console.print(f'  {protocol}: reusing the detector trained before with the same settings, {checkpoint}')
+            return checkpoint
     runner = build_quiet_runner(cfg)
     start = time.perf_counter()
     runner.train()
-    console.print(f'  {protocol}: detector trained, {max_iters} iterations in {time.perf_counter() - start:.0f} s '
-                  f'(log: {runner.log_dir})')
-    return checkpoint
+    unit = 'iterations' if 'max_iters' in cfg.train_cfg else 'epochs'
+    console.print(f'  {protocol}: detector trained ({length} {unit} in {time.perf_counter() - start:.0f} s; '
+                  f'log: {runner.log_dir})')
+    return open(last, encoding='utf-8').read().strip()
 
 
 def detect(config: str, checkpoint: str, data_root: str, protocol: str, work_dir: str, out_dir: str) -> dict:
@@ -163,25 +174,17 @@ def get_detections(args: argparse.Namespace, protocol: str, det_roots: dict, che
 
 def matcher_config(name: str) -> dict | None:
     """None for the tracker's own matcher, else the ``matcher`` of ``configs/matchers/<name>.py``."""
-    from vastmat.engine.cli import UserInputError
-    if name == 'original':
-        return None
-    path = osp.join(MATCHER_DIR, f'{name}.py')
-    if not osp.isfile(path):
-        known = sorted(osp.splitext(f)[0] for f in os.listdir(MATCHER_DIR) if f.endswith('.py'))
-        raise UserInputError(f'matcher {name!r}: no {path}; known: original, {", ".join(known)}')
-    return Config.fromfile(path).matcher.to_dict()
+    from vastmat.apis import matcher_fragment
+    return None if name == 'original' else matcher_fragment(name)
 
 
 def run_trackers(args: argparse.Namespace, protocol: str, det_root: str, videos: list[str]) -> dict:
     """Every zoo tracker with every matcher on the protocol's detections; ``{(tracker, matcher): result}``."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from vastmat.apis import init_model, track_cached, write_results_folder
-    from vastmat.evaluation.mot_eval import evaluate, sequence_specs
+    from vastmat.apis import init_model, track_and_score
     from vastmat.models.trackers import zoo_trackers
     from vastmat.structures.tracking import MissingTrackerInput
-    from vastmat.utils.io import write_json_atomic
 
     trackers = zoo_trackers()
     runs = [(t, m) for t in trackers for m in args.matchers]
@@ -196,20 +199,13 @@ def run_trackers(args: argparse.Namespace, protocol: str, det_root: str, videos:
             cfg = Config.fromfile(TRACKING_BASE)
             cfg.model.tracker = tracker.config(matcher_config(matcher))
             try:
-                start = time.perf_counter()
-                tracks = track_cached(init_model(cfg), args.data_root, det_root, videos,
-                                      progress=lambda _: progress.advance(task))
-                seconds = time.perf_counter() - start
+                metrics, seconds = track_and_score(init_model(cfg), args.data_root, det_root, videos, run_dir,
+                                                   args.preset, progress=lambda _: progress.advance(task))
             except MissingTrackerInput as exc:  # e.g. appearance features the cached detections do not carry
                 progress.console.print(f'  {tracker.name} + {matcher}: skipped, {exc}')
                 progress.advance(task, len(videos))
                 continue
-            write_results_folder(tracks, osp.join(run_dir, 'results'))
-            specs, _ = sequence_specs(args.data_root, osp.join(run_dir, 'results'), videos)
-            metrics = evaluate(specs, args.preset)
-            frames = sum(int(np.unique(rows[:, 0]).size) for rows in tracks.values())
-            write_json_atomic(metrics, osp.join(run_dir, 'metrics.json'))
-            out[(tracker.name, matcher)] = dict(metrics=metrics, seconds=seconds, frames_with_tracks=frames)
+            out[(tracker.name, matcher)] = dict(metrics=metrics, seconds=seconds)
     return out
 
 
@@ -246,7 +242,7 @@ def plot_hota_by_tracker(results: dict, protocol: str, path: str) -> None:
     trackers = sorted({t for t, _ in results[protocol]})
     matchers = list(dict.fromkeys(m for _, m in results[protocol]))
     width = 0.8 / max(len(matchers), 1)
-    fig, ax = plt.subplots(figsize=(max(4.5, 1.8 * len(trackers) + 2), 3.8))
+    fig, ax = plt.subplots(figsize=(max(5.5, 1.8 * len(trackers) + 3.5), 3.8))
     for k, matcher in enumerate(matchers):
         values = [100 * results[protocol].get((t, matcher), {}).get('metrics', {}).get('COMBINED', {}).get(
             'HOTA', np.nan) for t in trackers]
@@ -256,7 +252,7 @@ def plot_hota_by_tracker(results: dict, protocol: str, path: str) -> None:
     ax.set_xticks(np.arange(len(trackers)), trackers)
     ax.set_ylabel('HOTA')
     ax.set_title(f'HOTA by tracker and matcher ({PROTOCOL_LABEL.get(protocol, protocol)})')
-    ax.legend(fontsize=8, loc='lower right')
+    ax.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.0, 1.0), title='matcher')
     ax.grid(axis='y', alpha=0.3)
     fig.tight_layout()
     with atomic_write(path, 'wb') as f:
@@ -308,8 +304,10 @@ def report(args: argparse.Namespace, detections: dict, results: dict) -> dict:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from vastmat.evaluation.mot_eval import PRESETS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--data-root', default=DEMO_ROOT, help=f'VastMAT root (default {DEMO_ROOT}, rendered if absent)')
+    parser.add_argument('--data-root', default=DEMO_ROOT,
+                        help=f'VastMAT root (default {DEMO_ROOT}, rendered if absent)')
     parser.add_argument('--protocols', nargs='+', default=['protocol1'], choices=('protocol1', 'protocol2'))
     parser.add_argument('--work-dir', default='work_dirs/zoo_benchmark')
     parser.add_argument('--det-root', nargs='+', metavar='[PROTOCOL=]DIR', help='cached detections of the test '
@@ -320,7 +318,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--train-iters', type=int, help="detector training iterations (default: the config's)")
     parser.add_argument('--matchers', nargs='+', default=list(DEFAULT_MATCHERS),
                         help='original (each tracker\'s own) and/or names of configs/matchers/*.py')
-    parser.add_argument('--preset', default='vastmat', help='evaluation preset (vastmat, mot15, mot17, mot20)')
+    parser.add_argument('--preset', default='vastmat', choices=PRESETS, help='evaluation preset')
     return parser.parse_args(argv)
 
 

@@ -4,8 +4,11 @@
 #
 # Recipe for training from scratch in minutes rather than YOLOX's 300 epochs: AdamW (lr 4e-3, cosine after a
 # 30-iteration warm-up) converges several times faster than YOLOX's SGD on this data (measured: AP50 0.33 vs 0.10
-# after 600 iterations); mosaic and mixup are left out (they help long schedules, and slow a short one down), scale
-# jitter, colour jitter and flips stay. One data-loading worker overlaps augmentation with the network.
+# after 600 iterations); mosaic and mixup are left out (they help long schedules, and slow a short one down); scale
+# jitter and flips stay, and the colour jitter covers the whole hue circle (every rendered animal has its own random
+# colour, so a detector trained on a few dozen of them must not learn their colours: AP50 0.46 vs 0.33 after 600
+# iterations with YOLOX's default jitter). Data loading in the main process: a worker process on 2 cores made each
+# iteration slower (0.40 s vs 0.25 s).
 _base_ = ['./yolox_debug_1xb4-2it_vastmat-demo.py']
 
 img_scale = (192, 192)  # width, height: the demo frames are 192 x 144
@@ -14,7 +17,7 @@ max_iters = 1200
 train_pipeline = [
     dict(type='RandomAffine', scaling_ratio_range=(0.7, 1.3), max_rotate_degree=0, max_shear_degree=0,
          border=(0, 0)),
-    dict(type='YOLOXHSVRandomAug'),
+    dict(type='YOLOXHSVRandomAug', hue_delta=90, saturation_delta=80, value_delta=60),  # OpenCV hue: 0-180
     dict(type='RandomFlip', prob=0.5),
     dict(type='Resize', scale=img_scale, keep_ratio=True),
     dict(type='Pad', pad_to_square=True, pad_val=dict(img=(114.0, 114.0, 114.0))),
@@ -29,7 +32,7 @@ test_pipeline = [
     dict(type='PackDetInputs',
          meta_keys=('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'instances'))
 ]
-train_dataloader = dict(batch_size=8, num_workers=1, persistent_workers=True,
+train_dataloader = dict(batch_size=8, num_workers=0, persistent_workers=False,
                         sampler=dict(type='InfiniteSampler', shuffle=True),  # iteration-based: 30 epochs
                         dataset=dict(pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=test_pipeline))

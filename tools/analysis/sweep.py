@@ -23,8 +23,8 @@ A table preset sets the matcher to the complete dict of configs/matchers/cda_fix
 ``--grid`` adds axes.
 
 Runs: W/runs/<id>/ holds results/<video>.txt, metrics.json (per video and COMBINED, TrackEval names) and
-settings.json; the id is a hash of the config (path and content), the resolved options, the detection and data roots, the videos
-and the evaluation preset. A run whose metrics.json exists is reused, so a sweep resumes where it stopped.
+settings.json; the id is a hash of the config (path and content), the resolved options, the detection and data roots,
+the videos and the evaluation preset. A run whose metrics.json exists is reused, so a sweep resumes where it stopped.
 Launchers: ``local`` (``--workers`` processes), ``ray`` (remote tasks; ``RAY_ADDRESS`` set: the running cluster,
 whose workers must import vastmat and see the same paths), ``torchrun`` (rank r takes runs r, r + world size, ...;
 rank 0 writes the table once every rank is done: ``torchrun --nproc_per_node 2 tools/analysis/sweep.py ...``).
@@ -57,7 +57,6 @@ from typing import Any, Callable, NamedTuple
 from mmengine.config import Config
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-MATCHER_DIR = osp.join(REPO, 'configs', 'matchers')
 LAUNCHERS = ('local', 'ray', 'torchrun')
 TABLES = ('19', '20', '21', '22', '23')
 # the paper's appendix columns (Tables 19-23): (header, TrackEval name)
@@ -172,13 +171,9 @@ def grid_axes(texts: list[str]) -> list[Axis]:
     return axes
 
 
-def matcher_fragment(name: str, **overrides: Any) -> dict:
-    """The complete ``matcher`` dict of configs/matchers/<name>.py with ``overrides``."""
-    return dict(Config.fromfile(osp.join(MATCHER_DIR, f'{name}.py')).matcher.to_dict(), **overrides)
-
-
 def table_preset(table: str, post_processors: list) -> tuple[list[tuple[str, Any]], list[Axis], str]:
     """The fixed options, the axes and a caption of one of the paper's appendix layouts."""
+    from vastmat.apis import matcher_fragment
     from vastmat.models.association.matchers import CENTER_DENOMINATORS
     fixed, adaptive = matcher_fragment('cda_fixed'), matcher_fragment('cda_adaptive')
     key = 'model.tracker.matcher'
@@ -247,7 +242,8 @@ def apply_options(cfg: Config, options: dict[str, Any], flags: dict[str, str] | 
 
 
 def build_config(config: str, options: dict[str, Any], flags: dict[str, str] | None = None) -> Config:
-    return apply_options(Config.fromfile(config), options, flags)
+    from vastmat.plugins import adjust_config  # as tools/test.py: options first, then the plugins' adjustments
+    return adjust_config(apply_options(Config.fromfile(config), options, flags))
 
 
 # ------------------------------------------------------------------------------------------------------ runs
@@ -307,33 +303,21 @@ def _settings(run: dict, **extra: Any) -> dict:
     return dict({k: run[k] for k in keys}, **extra)
 
 
-def evaluate_results(data_root: str, results: str, videos: list[str], preset: str) -> dict:
-    """Per-video and COMBINED metrics of a results folder, in this process: :func:`evaluate_folder`'s steps
-    without its per-video progress bar (the sweep shows one over runs)."""
-    from vastmat.evaluation.mot_eval import evaluate_raw, sequence_specs, summarize
-    specs, _ = sequence_specs(data_root, results, videos)
-    return summarize(evaluate_raw(specs, preset, workers=1))
-
-
 def execute_run(run: dict) -> dict:
     """Track and score one grid point; writes its folder, metrics.json last. Returns its id, COMBINED HOTA and
     seconds."""
-    from vastmat.apis import init_model, track_cached, write_results_folder
+    from vastmat.apis import init_model, track_and_score
     from vastmat.utils.io import write_json_atomic
     start = time.perf_counter()
     cfg = build_config(run['config_file'], run['options'])
     launcher = dict(rank=int(os.environ.get('RANK', 0)), pid=os.getpid())
     write_json_atomic(_settings(run, model=cfg.model.to_dict(), **launcher), osp.join(run['run_dir'], 'settings.json'))
-    model = init_model(cfg, detector=False)
-    tracks = track_cached(model, run['data_root'], run['det_root'], run['videos'])
-    tracked = time.perf_counter()
-    results = osp.join(run['run_dir'], 'results')
-    write_results_folder(tracks, results)
-    metrics = evaluate_results(run['data_root'], results, run['videos'], run['preset'])
-    seconds = dict(tracking=tracked - start, total=time.perf_counter() - start)
+    # metrics.json (written by track_and_score) marks a finished run; settings.json gets the timings after it
+    metrics, tracking = track_and_score(init_model(cfg, detector=False), run['data_root'], run['det_root'],
+                                        run['videos'], run['run_dir'], run['preset'])
+    seconds = dict(tracking=tracking, total=time.perf_counter() - start)
     write_json_atomic(_settings(run, model=cfg.model.to_dict(), seconds=seconds, **launcher),
                       osp.join(run['run_dir'], 'settings.json'))
-    write_json_atomic(metrics, osp.join(run['run_dir'], 'metrics.json'))
     return dict(id=run['id'], HOTA=metrics['COMBINED']['HOTA'], seconds=seconds['total'])
 
 

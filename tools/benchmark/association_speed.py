@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
+from vastmat.apis import matcher_fragment
 from vastmat.datasets.detections import VideoDetections, detection_file
 from vastmat.datasets.sequences import list_sequences, load_sequence
 from vastmat.structures.tracking import TrackingFrame
@@ -121,13 +122,12 @@ def main(argv=None) -> dict:
     parser.add_argument('--out', help='JSON file for the results')
     args = parser.parse_args(argv)
 
-    from mmengine.config import Config
     videos = load_videos(args.data_root, args.det_root, args.videos)
     num_frames = sum(len(v['frames']) for v in videos)
     num_dets = sum(len(s) for v in videos for _, s in v['frames'])
     runners: dict[str, tuple[Callable, Callable | None]] = {}
     for name in args.matchers:
-        matcher = Config.fromfile(osp.join(REPO, 'configs', 'matchers', f'{name}.py')).matcher.to_dict()
+        matcher = matcher_fragment(name)
         runners[f'BYTETracker ({name})'] = vastmat_runner(dict(type='BYTETracker', matcher=matcher))
     from byte_tracker_reference import ReferenceByteTracker
     runners['BYTETracker reference (per-track, official structure)'] = vastmat_runner(ReferenceByteTracker())

@@ -1,7 +1,7 @@
 """Inference for users: build a tracking model, track cached detections, a video file or a folder of frames."""
-from .inference import (cached_frames, init_model, load_config, track_cached, video_list, write_results_folder,
-                        write_track_rows)
+from .inference import (cached_frames, init_model, load_config, matcher_fragment, track_and_score, track_cached,
+                        video_list, write_results_folder, write_track_rows)
 from .video import TrackResult, read_frames, track
 
-__all__ = ['init_model', 'load_config', 'cached_frames', 'track_cached', 'video_list', 'write_track_rows',
-           'write_results_folder', 'track', 'read_frames', 'TrackResult']
+__all__ = ['init_model', 'load_config', 'matcher_fragment', 'cached_frames', 'track_cached', 'track_and_score',
+           'video_list', 'write_track_rows', 'write_results_folder', 'track', 'read_frames', 'TrackResult']

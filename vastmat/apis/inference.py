@@ -6,6 +6,7 @@ come back as arrays; scoring is :mod:`vastmat.evaluation`'s.
 """
 from __future__ import annotations
 
+import os
 import os.path as osp
 from typing import Any, Iterator
 
@@ -14,18 +15,34 @@ from mmengine.config import Config
 
 from vastmat.datasets.detections import VideoDetections, detection_file
 from vastmat.datasets.formats import track_rows_to_results, write_results
-from vastmat.datasets.sequences import Sequence, load_sequence, parse_split_name, select_videos
+from vastmat.datasets.sequences import load_sequence, parse_split_name, select_videos
 from vastmat.structures.tracking import TrackingFrame
 
 
+# the repository's configs (a source checkout: the package is installed in editable mode)
+CONFIG_DIR = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))), 'configs')
+
+
 def load_config(config: str | Config, cfg_options: dict | None = None) -> Config:
-    """A config from a file (or a copy of one), with ``cfg_options`` merged (keys checked as on the command line)."""
+    """A config from a file (or a copy of one), with ``cfg_options`` merged (keys checked as on the command line)
+    and the plugins' ``vastmat_adjust_config`` applied, as ``tools/test.py`` does."""
     from vastmat.engine.cli import check_cfg_options
+    from vastmat.plugins import adjust_config
     cfg = Config.fromfile(config) if isinstance(config, str) else Config(config.to_dict(), filename=config.filename)
     if cfg_options:
         check_cfg_options(cfg, cfg_options)
         cfg.merge_from_dict(cfg_options)
-    return cfg
+    return adjust_config(cfg)
+
+
+def matcher_fragment(name: str, **overrides: Any) -> dict:
+    """The complete ``matcher`` dict of ``configs/matchers/<name>.py``, with ``overrides``."""
+    from vastmat.engine.cli import UserInputError
+    path = osp.join(CONFIG_DIR, 'matchers', f'{name}.py')
+    if not osp.isfile(path):
+        known = sorted(osp.splitext(f)[0] for f in os.listdir(osp.dirname(path)) if f.endswith('.py'))
+        raise UserInputError(f'matcher {name!r}: no {path}; the fragments are {", ".join(known)}')
+    return dict(Config.fromfile(path).matcher.to_dict(), **overrides)
 
 
 def init_model(config: str | Config, checkpoint: str | None = None, device: str = 'cpu',
@@ -53,14 +70,14 @@ def init_model(config: str | Config, checkpoint: str | None = None, device: str 
     return model.to(device).eval()
 
 
-def cached_frames(sequence: Sequence, detections: VideoDetections) -> Iterator[TrackingFrame]:
-    """The tracker inputs of a video's frames (ids 1, 2, ...) from its cached detections (keyed by source frame)."""
-    size = (int(sequence.info['imHeight']), int(sequence.info['imWidth'])) \
-        if sequence.info.get('imHeight') and sequence.info.get('imWidth') else None
-    for frame_id in range(1, sequence.length + 1):
-        source = sequence.source_frame(frame_id)
-        yield TrackingFrame(detections.get(source), frame_id=frame_id, video_name=sequence.name,
-                            frame_rate=sequence.frame_rate or None, source_frame=source, image_size=size)
+def cached_frames(detections: VideoDetections, video_name: str, length: int, frame_rate: float | None = None,
+                  image_size: tuple[int, int] | None = None, stride: int = 1) -> Iterator[TrackingFrame]:
+    """The tracker inputs of a video's ``length`` (strided) frames, ids 1, 2, ..., from its cached detections
+    (keyed by the frame's number in the video's own files, ``1 + (frame_id - 1) * stride``)."""
+    for frame_id in range(1, length + 1):
+        source = 1 + (frame_id - 1) * stride
+        yield TrackingFrame(detections.get(source), frame_id=frame_id, video_name=video_name, frame_rate=frame_rate,
+                            source_frame=source, image_size=image_size)
 
 
 def video_list(data_root: str, split: str | None = None, videos: list[str] | None = None) -> list[str]:
@@ -84,10 +101,33 @@ def track_cached(model: Any, data_root: str, det_root: str, videos: list[str], s
         sequence = load_sequence(data_root, name, stride=stride, with_gt=False)
         detections = VideoDetections(detection_file(det_root, name), sequence.source_length)
         detections.check(np.arange(1, sequence.source_length + 1, stride))
-        out[name] = model.track_video(cached_frames(sequence, detections))
+        size = (int(sequence.info['imHeight']), int(sequence.info['imWidth'])) \
+            if sequence.info.get('imHeight') and sequence.info.get('imWidth') else None
+        out[name] = model.track_video(cached_frames(detections, name, sequence.length, sequence.frame_rate or None,
+                                                    size, stride))
         if progress is not None:
             progress(name)
     return out
+
+
+def track_and_score(model: Any, data_root: str, det_root: str, videos: list[str], out_dir: str,
+                    preset: str = 'vastmat', progress: Any = None) -> tuple[dict, float]:
+    """Track ``videos`` on cached detections, write ``out_dir/results/<video>.txt`` and ``out_dir/metrics.json``
+    (per video and COMBINED, TrackEval's names; written last, so its presence marks a finished run); returns the
+    metrics and the tracking seconds."""
+    import time
+
+    from vastmat.evaluation.mot_eval import evaluate, sequence_specs
+    from vastmat.utils.io import write_json_atomic
+    start = time.perf_counter()
+    tracks = track_cached(model, data_root, det_root, videos, progress=progress)
+    seconds = time.perf_counter() - start
+    results = osp.join(out_dir, 'results')
+    write_results_folder(tracks, results)
+    specs, _ = sequence_specs(data_root, results, videos)
+    metrics = evaluate(specs, preset)
+    write_json_atomic(metrics, osp.join(out_dir, 'metrics.json'))
+    return metrics, seconds
 
 
 def write_track_rows(rows: np.ndarray, path: str) -> None:

@@ -19,7 +19,7 @@ from vastmat.datasets.formats import read_seqinfo
 from vastmat.engine.cli import UserInputError
 from vastmat.structures.tracking import TrackingFrame
 
-from .inference import init_model
+from .inference import cached_frames, init_model
 
 DEFAULT_FPS = 10  # VastMAT videos are sampled at 10 FPS (DESIGN.md section 3)
 IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png')
@@ -135,9 +135,8 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
 
 
 def _cached_inputs(frames: FrameSource, detections: VideoDetections, bar: Any) -> Iterator[TrackingFrame]:
-    for frame_id in range(1, frames.frame_count + 1):
-        yield TrackingFrame(detections.get(frame_id), frame_id=frame_id, video_name=frames.name,
-                            frame_rate=frames.fps, source_frame=frame_id, image_size=frames.image_size)
+    for frame in cached_frames(detections, frames.name, frames.frame_count, frames.fps, frames.image_size):
+        yield frame
         bar.update()
 
 
@@ -157,19 +156,13 @@ def in_memory_pipeline(cfg: Config) -> Any:
     return Compose(pipeline)
 
 
-def _frame_rows(sample: Any) -> np.ndarray:
-    tracks = sample.pred_track_instances
-    return np.column_stack([np.full(len(tracks.instances_id), sample.frame_id + 1), tracks.instances_id.numpy(),
-                            tracks.bboxes.numpy().reshape(-1, 4), tracks.scores.numpy()]).reshape(-1, 7)
-
-
 def _track_frames(model: Any, frames: FrameSource, detections: VideoDetections | None, bar: Any) -> np.ndarray:
     """Each frame through the in-memory test pipeline and ``model.test_step`` (``TrackingByDetection.predict``):
     the detector's boxes, or ``detections`` packed as the frame's ``pred_instances``."""
     from mmengine.dataset import pseudo_collate
     pipeline = in_memory_pipeline(model.cfg)
     n = frames.frame_count
-    rows = []
+    rows = np.zeros((0, 7))
     for index, image in enumerate(frames):
         info = dict(img=image, frame_id=index, ori_shape=image.shape[:2], img_id=index + 1, video_id=0,
                     video_name=frames.name, video_length=1, ori_video_length=n, frame_rate=frames.fps,
@@ -180,11 +173,10 @@ def _track_frames(model: Any, frames: FrameSource, detections: VideoDetections |
             data.update(detections=[detections.get(index + 1)], extra_dets=[{}])
         with torch.no_grad():
             sample = model.test_step(pseudo_collate([pipeline(data)]))[0][0]
-        rows.append(_frame_rows(sample))
-        if index == n - 1 and 'pred_video_tracks' in sample:  # post-processed tracks of the whole video
-            rows = [np.asarray(sample.pred_video_tracks, np.float64).reshape(-1, 7)]
+        if index == n - 1:  # the video's final (post-processed) tracks come with its last frame
+            rows = np.asarray(sample.pred_video_tracks, np.float64).reshape(-1, 7)
         bar.update()
-    return np.concatenate(rows) if rows else np.zeros((0, 7))
+    return rows
 
 
 def _initial_weights(model: Any, where: str) -> None:

@@ -83,10 +83,12 @@ def plot_hota_cdf(results_by_tracker: dict[str, dict], path: str) -> None:
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for name, results in results_by_tracker.items():
         hota = np.sort([100 * results[v]['HOTA'] for v in video_names(results)])
-        ax.step(hota, np.arange(1, len(hota) + 1) / len(hota), where='post', label=name)
+        # the curve starts at (0, 0): no video is below 0 HOTA
+        ax.step(np.r_[0.0, hota], np.arange(len(hota) + 1) / len(hota), where='post', label=name)
     ax.set_xlabel('per-video HOTA')
     ax.set_ylabel('share of videos')
     ax.set_xlim(0, 100)
+    ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(loc='lower right')
     fig.tight_layout()

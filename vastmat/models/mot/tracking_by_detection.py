@@ -204,9 +204,8 @@ class TrackingByDetection(BaseMOTModel):
             # a frame given alone (TrackImgSampler) has video_length 1; ori_video_length is the video's
             meta = frame_sample.metainfo
             if frame_sample.frame_id == meta.get('ori_video_length', meta.get('video_length', 0)) - 1:
-                rows = self.finish_video(meta.get('video_name', ''))
-                if self.post_processors:  # the metric writes these rows instead of the per-frame tracks
-                    frame_sample.pred_video_tracks = rows
+                # the video's final tracks (post-processed): the metric writes these rows
+                frame_sample.pred_video_tracks = self.finish_video(meta.get('video_name', ''))
         return [track_sample]
 
     @staticmethod
