@@ -165,11 +165,10 @@ def get_detections(args: argparse.Namespace, protocol: str, det_roots: dict, che
                                                              args.train_iters)
     det_root = osp.join(args.work_dir, protocol, 'dets')
     metrics = detect(args.det_config, checkpoint, args.data_root, protocol, work_dir, det_root)
-    ap50 = metrics.get('det/AP50', float('nan'))
-    console.print(f'  {protocol}: detector AP50 {100 * ap50:.1f}, AP {100 * metrics.get("det/AP", np.nan):.1f} on '
-                  f'the test videos; boxes in {det_root}')
-    return dict(det_root=det_root, source='detector', checkpoint=checkpoint, AP50=ap50,
-                AP=metrics.get('det/AP', float('nan')))
+    scores = {key: metrics.get(f'det/{key}', float('nan')) for key in ('AP50', 'AP75', 'AP')}
+    console.print(f'  {protocol}: detector ' + ', '.join(f'{k} {100 * v:.1f}' for k, v in scores.items())
+                  + f' on the test videos; boxes in {det_root}')
+    return dict(det_root=det_root, source='detector', checkpoint=checkpoint, **scores)
 
 
 def matcher_config(name: str) -> dict | None:
