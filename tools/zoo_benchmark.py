@@ -271,6 +271,7 @@ def report(args: argparse.Namespace, detections: dict, results: dict) -> dict:
         if 'AP50' in det:
             console.print(f'  detector on {PROTOCOL_LABEL[protocol]} test videos: AP50 {100 * det["AP50"]:.1f}')
     rows5, columns5 = table5(results, args.protocols)
+    saved = ['zoo.json']
     out: dict[str, Any] = dict(settings=dict(data_root=args.data_root, protocols=args.protocols,
                                              matchers=args.matchers, preset=args.preset),
                                detections=detections)
@@ -279,6 +280,7 @@ def report(args: argparse.Namespace, detections: dict, results: dict) -> dict:
                                     f'({args.data_root})', row_label='tracker')
         console.print(table)
         write_ranked_csv(rows5, ranks, [c[0] for c in columns5], osp.join(args.work_dir, 'table5.csv'), 'tracker')
+        saved.append('table5.csv')
         out['table5'] = rows5
     out['table8'] = {}
     for protocol in args.protocols:
@@ -292,13 +294,14 @@ def report(args: argparse.Namespace, detections: dict, results: dict) -> dict:
         write_ranked_csv(rows8, ranks, [c[0] for c in columns8], osp.join(args.work_dir, f'table8{suffix}.csv'),
                          'tracker + matcher')
         out['table8'][protocol] = rows8
+        saved += [f'table8{suffix}.csv', f'hota_cdf{suffix}.png', f'hota_by_tracker{suffix}.png']
         plot_hota_cdf({f'{t} + {m}': run['metrics'] for (t, m), run in results[protocol].items()},
                       osp.join(args.work_dir, f'hota_cdf{suffix}.png'))
         plot_hota_by_tracker(results, protocol, osp.join(args.work_dir, f'hota_by_tracker{suffix}.png'))
     out['runs'] = {protocol: {f'{t}/{m}': dict(run['metrics'], seconds=run['seconds'])
                               for (t, m), run in results[protocol].items()} for protocol in args.protocols}
     write_json_atomic(out, osp.join(args.work_dir, 'zoo.json'))
-    console.print(f'saved: {args.work_dir}/zoo.json, table5.csv, table8*.csv, hota_cdf*.png, hota_by_tracker*.png')
+    console.print(f'saved in {args.work_dir}: {", ".join(saved)}')
     return out
 
 

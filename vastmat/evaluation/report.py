@@ -29,8 +29,6 @@ def print_tracking_table(results: dict, title: str, rows: list[str] | None = Non
 
 # lower is better for these metrics (the rest: higher is better)
 LOWER_IS_BETTER = {'CLR_FP', 'CLR_FN', 'IDSW', 'Frag', 'ML', 'IDFP', 'IDFN'}
-# short column labels of TrackEval's names
-LABELS = dict(CLR_FP='FP', CLR_FN='FN')
 
 
 def rank_values(values: dict[str, float], metric: str) -> dict[str, int]:

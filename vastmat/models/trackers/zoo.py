@@ -16,11 +16,10 @@ from .base_tracker import BaseTracker
 
 @dataclass(frozen=True)
 class ZooTracker:
-    """One tracker of the zoo: its display name, registered type and the frame inputs it needs."""
+    """One tracker of the zoo: its display name and registered type."""
 
     name: str
     type: str
-    required_inputs: tuple[str, ...]
 
     def config(self, matcher: dict | None = None) -> dict:
         """``model.tracker`` with the official defaults and, when given, ``matcher`` instead of the original one."""
@@ -36,5 +35,5 @@ def zoo_trackers() -> list[ZooTracker]:
             continue
         if 'matcher' not in inspect.signature(cls.__init__).parameters:
             raise TypeError(f'{cls.__module__}.{cls.__name__} declares zoo_name but takes no matcher argument')
-        found[cls.zoo_name] = ZooTracker(cls.zoo_name, type_name, tuple(cls.required_inputs))
+        found[cls.zoo_name] = ZooTracker(cls.zoo_name, type_name)
     return [found[name] for name in sorted(found)]

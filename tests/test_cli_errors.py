@@ -1,0 +1,46 @@
+"""A user error at the command line ends with one line ``error: ...`` and exit status 2 (vastmat.engine.cli.run_cli),
+not a traceback or a silent zero score."""
+import os.path as osp
+
+import pytest
+
+from conftest import REPO, tool
+
+from vastmat.engine.cli import run_cli
+
+BYTETRACK = osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets.py')
+
+
+def run_tool(script: str, argv: list, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(lambda args: tool(script, *args), [str(a) for a in argv])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith('error: '), err
+    return err
+
+
+def test_results_folder_without_result_files(demo_root, tmp_path, capsys):
+    err = run_tool('tools/eval_mot.py', ['--gt-root', demo_root, '--results', tmp_path, '--split', 'protocol1/test'],
+                   capsys)
+    assert str(tmp_path) in err and 'has a result file' in err
+
+
+def test_missing_results_folder(demo_root, tmp_path, capsys):
+    err = run_tool('tools/eval_mot.py', ['--gt-root', demo_root, '--results', tmp_path / 'absent'], capsys)
+    assert 'absent' in err
+
+
+def test_unknown_config_key_and_component_argument(tmp_path, capsys):
+    err = run_tool('tools/test.py', [BYTETRACK, '--work-dir', tmp_path, '--cfg-options', 'model.trackr.foo=1'],
+                   capsys)
+    assert "'trackr' is not a key of model" in err and "did you mean 'tracker'" in err
+    err = run_tool('tools/test.py', [BYTETRACK, '--work-dir', tmp_path, '--cfg-options', 'model.tracker.foo=1'],
+                   capsys)
+    assert "unexpected keyword argument 'foo'" in err
+
+
+def test_unknown_type_in_a_config(tmp_path, capsys):
+    err = run_tool('tools/test.py', [BYTETRACK, '--work-dir', tmp_path, '--cfg-options',
+                                     'model.tracker.type=BYTETrackr'], capsys)
+    assert 'BYTETrackr' in err and 'registry' in err
