@@ -57,3 +57,21 @@ def test_zoo_benchmark_user_errors(demo_root, tmp_path, capsys):
         run_cli(module_main, ['--data-root', demo_root, '--protocols', 'protocol1', 'protocol2', '--det-root',
                               str(tmp_path)])
     assert 'PROTOCOL=PATH' in capsys.readouterr().err
+
+
+def test_zoo_tracker_without_its_inputs_is_skipped_and_reported(demo_root, demo_dets, tmp_path):
+    from vastmat.models.trackers import BYTETracker
+    from vastmat.registry import MODELS
+
+    class NeedsFeatures(BYTETracker):  # a zoo tracker that reads appearance features the det.txt files lack
+        zoo_name = 'NeedsFeatures'
+        required_inputs = ('features', )
+
+    MODELS.register_module(module=NeedsFeatures, force=True)
+    try:
+        out = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--det-root', demo_dets, '--work-dir',
+                   tmp_path, '--matchers', 'original')
+    finally:
+        MODELS.module_dict.pop('NeedsFeatures')
+    assert set(out['table8']['protocol1']) == {'ByteTrack + original'}
+    assert 'features' in out['skipped']['protocol1/NeedsFeatures/original']

@@ -203,6 +203,7 @@ def run_trackers(args: argparse.Namespace, protocol: str, det_root: str, videos:
             except MissingTrackerInput as exc:  # e.g. appearance features the cached detections do not carry
                 progress.console.print(f'  {tracker.name} + {matcher}: skipped, {exc}')
                 progress.advance(task, len(videos))
+                out[(tracker.name, matcher)] = dict(skipped=str(exc))
                 continue
             out[(tracker.name, matcher)] = dict(metrics=metrics, seconds=seconds)
     return out
@@ -266,6 +267,10 @@ def report(args: argparse.Namespace, detections: dict, results: dict) -> dict:
     from vastmat.utils.io import write_json_atomic
 
     console.print('[4/4] results')
+    skipped = {f'{protocol}/{t}/{m}': run['skipped'] for protocol in args.protocols
+               for (t, m), run in results[protocol].items() if 'skipped' in run}
+    results = {protocol: {key: run for key, run in runs.items() if 'skipped' not in run}
+               for protocol, runs in results.items()}
     for protocol in args.protocols:
         det = detections[protocol]
         if 'AP50' in det:
@@ -274,7 +279,7 @@ def report(args: argparse.Namespace, detections: dict, results: dict) -> dict:
     saved = ['zoo.json']
     out: dict[str, Any] = dict(settings=dict(data_root=args.data_root, protocols=args.protocols,
                                              matchers=args.matchers, preset=args.preset),
-                               detections=detections)
+                               detections=detections, skipped=skipped)
     if rows5:
         table, ranks = ranked_table(rows5, columns5, f'Table 5 layout: trackers with their original association '
                                     f'({args.data_root})', row_label='tracker')
