@@ -71,13 +71,16 @@ def init_model(config: str | Config, checkpoint: str | None = None, device: str 
 
 
 def cached_frames(detections: VideoDetections, video_name: str, length: int, frame_rate: float | None = None,
-                  image_size: tuple[int, int] | None = None, stride: int = 1) -> Iterator[TrackingFrame]:
+                  image_size: tuple[int, int] | None = None, stride: int = 1,
+                  extra: dict[str, VideoDetections] | None = None) -> Iterator[TrackingFrame]:
     """The tracker inputs of a video's ``length`` (strided) frames, ids 1, 2, ..., from its cached detections
-    (keyed by the frame's number in the video's own files, ``1 + (frame_id - 1) * stride``)."""
+    (keyed by the frame's number in the video's own files, ``1 + (frame_id - 1) * stride``) and named extra
+    detection sets (``extra``, e.g. TrackTrack's ``nms95``)."""
     for frame_id in range(1, length + 1):
         source = 1 + (frame_id - 1) * stride
         yield TrackingFrame(detections.get(source), frame_id=frame_id, video_name=video_name, frame_rate=frame_rate,
-                            source_frame=source, image_size=image_size)
+                            source_frame=source, image_size=image_size,
+                            extra_dets={name: d.get(source) for name, d in (extra or {}).items()})
 
 
 def video_list(data_root: str, split: str | None = None, videos: list[str] | None = None) -> list[str]:
@@ -89,29 +92,36 @@ def video_list(data_root: str, split: str | None = None, videos: list[str] | Non
 
 
 def track_cached(model: Any, data_root: str, det_root: str, videos: list[str], stride: int = 1,
-                 progress: Any = None) -> dict[str, np.ndarray]:
+                 progress: Any = None, extra_det_roots: dict[str, str] | None = None) -> dict[str, np.ndarray]:
     """Track every video of ``videos`` on cached detections; ``{video: rows frame, id, x1, y1, x2, y2, score}``.
 
     Args:
         model: a :class:`TrackingByDetection` (its detector, if any, is not used).
+        extra_det_roots: named extra detection sets (``dict(nms95=DIR)``), read like ``det_root``.
         progress: called with each finished video's name (e.g. a progress bar's advance).
     """
     out = {}
     for name in videos:
         sequence = load_sequence(data_root, name, stride=stride, with_gt=False)
         detections = VideoDetections(detection_file(det_root, name), sequence.source_length)
-        detections.check(np.arange(1, sequence.source_length + 1, stride))
+        tracked = np.arange(1, sequence.source_length + 1, stride)
+        detections.check(tracked)
+        extra = {}
+        for set_name, root in (extra_det_roots or {}).items():
+            extra[set_name] = VideoDetections(detection_file(root, name), sequence.source_length)
+            extra[set_name].check(tracked)
         size = (int(sequence.info['imHeight']), int(sequence.info['imWidth'])) \
             if sequence.info.get('imHeight') and sequence.info.get('imWidth') else None
         out[name] = model.track_video(cached_frames(detections, name, sequence.length, sequence.frame_rate or None,
-                                                    size, stride))
+                                                    size, stride, extra))
         if progress is not None:
             progress(name)
     return out
 
 
 def track_and_score(model: Any, data_root: str, det_root: str, videos: list[str], out_dir: str,
-                    preset: str = 'vastmat', progress: Any = None) -> tuple[dict, float]:
+                    preset: str = 'vastmat', progress: Any = None,
+                    extra_det_roots: dict[str, str] | None = None) -> tuple[dict, float]:
     """Track ``videos`` on cached detections, write ``out_dir/results/<video>.txt`` and ``out_dir/metrics.json``
     (per video and COMBINED, TrackEval's names; written last, so its presence marks a finished run); returns the
     metrics and the tracking seconds."""
@@ -120,7 +130,7 @@ def track_and_score(model: Any, data_root: str, det_root: str, videos: list[str]
     from vastmat.evaluation.mot_eval import evaluate, sequence_specs
     from vastmat.utils.io import write_json_atomic
     start = time.perf_counter()
-    tracks = track_cached(model, data_root, det_root, videos, progress=progress)
+    tracks = track_cached(model, data_root, det_root, videos, progress=progress, extra_det_roots=extra_det_roots)
     seconds = time.perf_counter() - start
     results = osp.join(out_dir, 'results')
     write_results_folder(tracks, results)

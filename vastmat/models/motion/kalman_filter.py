@@ -67,3 +67,60 @@ class KalmanFilterXYAH:
         new_mean = mean + np.einsum('kij,kj->ki', gain, innovation)
         new_covariance = covariance - gain @ projected_cov @ gain_t
         return new_mean, new_covariance
+
+
+@TASK_UTILS.register_module()
+class KalmanFilterXYWH(KalmanFilterXYAH):
+    """TrackTrack's constant-velocity Kalman filter on ``[cx, cy, w, h, vcx, vcy, vw, vh]`` (reference/trackers.md
+    section 3), batched over tracks; noise proportional to the width (x-like entries) and height (y-like entries).
+
+    * initiate: std ``[2w, 2h, 2w, 2h, 10w, 10h, 10w, 10h]`` (no position/velocity weight, unlike BoT-SORT);
+    * predict: Q std ``sp [w, h, w, h]``, ``sv [w, h, w, h]`` from the *predicted* mean;
+    * update (NSA): R = ``(sp [w, h, w, h])^2 * (1 - score)``, the variance (not the std) scaled by the score.
+    """
+
+    def initiate(self, measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        measurement = np.asarray(measurement, dtype=np.float64).reshape(-1, 4)
+        mean = np.concatenate([measurement, np.zeros_like(measurement)], axis=1)
+        w, h = measurement[:, 2:3], measurement[:, 3:4]
+        std = np.concatenate([2 * w, 2 * h, 2 * w, 2 * h, 10 * w, 10 * h, 10 * w, 10 * h], axis=1)
+        return mean, self._diag(std)
+
+    def _wh4(self, mean: np.ndarray) -> np.ndarray:
+        w, h = mean[:, 2:3], mean[:, 3:4]
+        return np.concatenate([w, h, w, h], axis=1)
+
+    def predict(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        mean = mean @ self.motion_mat.T
+        wh = self._wh4(mean)
+        std = np.concatenate([self.std_weight_position * wh, self.std_weight_velocity * wh], axis=1)
+        covariance = self.motion_mat @ covariance @ self.motion_mat.T + self._diag(std)
+        return mean, covariance
+
+    def project(self, mean: np.ndarray, covariance: np.ndarray,
+                scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The state in measurement space; with ``scores`` the NSA noise ``R (1 - score)``."""
+        noise = self._diag(self.std_weight_position * self._wh4(mean))
+        if scores is not None:
+            noise = noise * (1.0 - np.asarray(scores, np.float64).reshape(-1, 1, 1))
+        return mean[:, :4].copy(), covariance[:, :4, :4] + noise
+
+    def update(self, mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray,
+               scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The correction step with measured xywh boxes and their detection scores (NSA)."""
+        projected_mean, projected_cov = self.project(mean, covariance, scores)
+        gain_t = np.linalg.solve(projected_cov, covariance[:, :4, :])
+        gain = gain_t.transpose(0, 2, 1)
+        innovation = np.asarray(measurement, dtype=np.float64).reshape(-1, 4) - projected_mean
+        return (mean + np.einsum('kij,kj->ki', gain, innovation),
+                covariance - gain @ projected_cov @ gain_t)
+
+    @staticmethod
+    def warp(mean: np.ndarray, covariance: np.ndarray, affine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Camera motion compensation (BoT-SORT/TrackTrack ``apply_cmc``): the 2x2 part of the ``(2, 3)`` affine
+        rotates every (x, y)-like pair of the state, its translation moves the centre."""
+        affine = np.asarray(affine, np.float64).reshape(2, 3)
+        rotation = np.kron(np.eye(4), affine[:, :2])
+        mean = mean @ rotation.T
+        mean[:, :2] += affine[:, 2]
+        return mean, rotation @ covariance @ rotation.T

@@ -3,6 +3,7 @@ frame); the ByteTrack family shares :mod:`.track_lifecycle`."""
 from .base_tracker import BaseTracker
 from .byte_tracker import BYTETracker
 from .track_lifecycle import Track, TrackLifecycle
+from .tracktrack import TrackTrackTracker
 from .zoo import ZooTracker, zoo_trackers
 
-__all__ = ['BaseTracker', 'BYTETracker', 'Track', 'TrackLifecycle', 'ZooTracker', 'zoo_trackers']
+__all__ = ['BaseTracker', 'BYTETracker', 'Track', 'TrackLifecycle', 'TrackTrackTracker', 'ZooTracker', 'zoo_trackers']

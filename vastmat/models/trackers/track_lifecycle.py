@@ -18,7 +18,8 @@ import numpy as np
 
 from vastmat.structures.pair_geometry import PairGeometry
 
-TRACKED, LOST, REMOVED = 1, 2, 3
+# track states (the official ``TrackState``; NEW: TrackTrack's not-yet-confirmed tracks)
+NEW, TRACKED, LOST, REMOVED = 0, 1, 2, 3
 
 
 class Track:

@@ -1,0 +1,176 @@
+"""TrackTrack's parts on hand-built inputs (values computed by hand from the official formulas, reference/trackers.md
+section 3): the xywh NSA Kalman filter, the four TPA cost terms with penalties and gate, the iterative mutual-best
+matching, TAI's order-dependent suppression, and the lifecycle (New -> Tracked after min_len, lost, removed)."""
+import math
+
+import numpy as np
+import pytest
+
+from vastmat.models.association import MutualBest
+from vastmat.models.motion import KalmanFilterXYWH
+from vastmat.models.trackers.track_lifecycle import LOST, NEW, TRACKED
+from vastmat.models.trackers.tracktrack import (TPATrack, TrackTrackTracker, angle_distance, confidence_distance,
+                                                corner_velocities, cosine_distance, deleted_detections,
+                                                track_aware_nms)
+from vastmat.structures.tracking import FrameDetections, TrackingFrame
+
+
+def test_nsa_kalman_filter_hand_computed_steps():
+    kf = KalmanFilterXYWH()
+    mean, cov = kf.initiate(np.array([[10., 20., 4., 8.]]))
+    # initial std [2w, 2h, 2w, 2h, 10w, 10h, 10w, 10h], no position/velocity weight
+    assert np.allclose(np.diag(cov[0]), np.array([8, 16, 8, 16, 40, 80, 40, 80]) ** 2)
+    mean, cov = kf.predict(mean, cov)
+    # P' = F P F^T + Q; Q std = [w, h, w, h] / 20 and [w, h, w, h] / 160
+    assert np.allclose(mean[0], [10, 20, 4, 8, 0, 0, 0, 0])
+    assert math.isclose(cov[0, 0, 0], 64 + 1600 + 0.2 ** 2)
+    assert math.isclose(cov[0, 0, 4], 1600)
+    assert math.isclose(cov[0, 4, 4], 1600 + 0.025 ** 2)
+    assert math.isclose(cov[0, 3, 3], 256 + 6400 + 0.4 ** 2)
+    # NSA update: R = (sp [w, h, w, h])^2 (1 - score), the variance scaled; each coordinate is its own 2x2 block
+    z, score = np.array([[12., 21., 5., 8.]]), 0.5
+    new_mean, new_cov = kf.update(mean, cov, z, np.array([score]))
+    p00, p04, p44 = cov[0, 0, 0], cov[0, 0, 4], cov[0, 4, 4]
+    s = p00 + 0.2 ** 2 * (1 - score)
+    assert math.isclose(new_mean[0, 0], 10 + p00 / s * 2)
+    assert math.isclose(new_mean[0, 4], p04 / s * 2)
+    assert math.isclose(new_cov[0, 0, 0], p00 - p00 ** 2 / s)
+    assert math.isclose(new_cov[0, 4, 4], p44 - p04 ** 2 / s)
+    h_var = cov[0, 3, 3]
+    assert math.isclose(new_mean[0, 3], 8.0) and math.isclose(new_cov[0, 3, 3],
+                                                              h_var - h_var ** 2 / (h_var + 0.4 ** 2 * 0.5))
+    # score 1: the measurement is taken exactly
+    exact, _ = kf.update(mean, cov, z, np.array([1.0]))
+    assert np.allclose(exact[0, :4], z[0])
+
+
+def test_camera_motion_warp_rotates_pairs_and_translates_centre():
+    mean = np.array([[10., 20., 4., 8., 1., 2., 0.5, 0.25]])
+    cov = np.eye(8)[None] * 2.0
+    rot = np.array([[0., -1.], [1., 0.]])
+    warped, warped_cov = KalmanFilterXYWH.warp(mean, cov, np.hstack([rot, [[3.], [5.]]]))
+    assert np.allclose(warped[0], [-20 + 3, 10 + 5, -8, 4, -2, 1, -0.25, 0.5])
+    assert np.allclose(warped_cov[0], np.eye(8) * 2.0)  # rotation keeps an isotropic covariance
+
+
+def test_corner_velocities_keep_the_official_y2_minus_y1_quirk():
+    start, end = np.array([[0., 0., 10., 10.]]), np.array([[10., 0., 20., 10.]])
+    v = corner_velocities(start, end)[0, 0]
+    n = 10 + 1e-5
+    # lt, lb, rt, rb; 'lb' and 'rb' y: y2_end - y1_start = 10, normalised by |(dx, y2_end - y2_start)| = 10
+    assert np.allclose(v, [[10 / n, 0], [10 / n, 10 / n], [10 / n, 0], [10 / n, 10 / n]])
+
+
+def test_angle_confidence_and_cosine_terms():
+    velocity = np.tile([1., 0.], (4, 1))[None]  # every corner moving right
+    prev = np.array([[0., 0., 10., 10.]])
+    dets = np.array([[0., 10., 10., 20.],  # moved straight down: every corner at 90 degrees
+                     [10., 0., 20., 10.]])  # moved right: lt and rt at 0, lb and rb at 45 degrees (the quirk)
+    scores = np.array([0.9, 0.5])
+    angle = angle_distance(velocity, prev, dets, scores)
+    lb_right = math.acos(10 / (10 + 1e-5) / 1) / math.pi  # dot = 10/n (x only), clipped below 1
+    assert math.isclose(angle[0, 0], 0.5 * 0.9)
+    assert math.isclose(angle[0, 1], (2 * math.acos(min(1, 10 / (10 + 1e-5))) / math.pi + 2 * lb_right) / 4 * 0.5)
+    # confidence: |s + (s - s_prev) - s_det|
+    assert np.allclose(confidence_distance(np.array([0.8]), np.array([0.6]), np.array([0.7, 1.0])), [[0.3, 0.0]])
+    # cosine distance clipped to [0, 1]
+    f = np.array([[1., 0.]])
+    assert np.allclose(cosine_distance(f, np.array([[1., 0.], [0., 1.], [-1., 0.]])), [[0., 1., 1.]])
+
+
+def _track(box, score=0.8, prev_score=0.8, feature=(1., 0.), frame=5, velocity=None):
+    box = np.asarray(box, float)
+    cx, cy, w, h = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, box[2] - box[0], box[3] - box[1]
+    t = TPATrack(1, np.array([cx, cy, w, h, 0, 0, 0, 0.]), np.eye(8), box, score, np.asarray(feature), frame)
+    t.prev_score, t.state = prev_score, TRACKED
+    if velocity is not None:
+        t.velocity = velocity
+    return t
+
+
+def test_tpa_cost_weights_penalties_and_gate():
+    tracker = TrackTrackTracker(deleted_dets=None, max_time_lost=20)
+    track = _track([0, 0, 10, 10])
+    boxes = np.array([[0, 0, 10, 10], [0, 0, 10, 10], [0, 0, 10, 10], [30, 30, 40, 40]], float)
+    feats = np.array([[1., 0.], [0., 1.], [1., 0.], [1., 0.]])
+    scores = np.array([0.8, 0.8, 0.8, 0.8])
+    dets = FrameDetections(boxes, scores, features=feats)
+    # columns: 1 high, 1 low, 2 deleted; same box => HMIoU 1, confidence 0; a zero track velocity is at 90 degrees
+    # to every direction: 0.05 * 0.5 * score 0.8 = 0.02
+    cost = tracker.tpa_cost([track], dets, num_high=1, num_low=1, frame_id=6)
+    assert np.allclose(cost[0, :3], [0.02, 0.02 + 0.5 + 0.2, 0.02 + 0.4])
+    assert cost[0, 3] == 1.0  # IoU 0 <= 0.10: gated
+    # without features: the appearance term is dropped and the rest scaled by 1.15 / 0.65
+    plain = FrameDetections(boxes[:1] + [[0, 0, 0, 1]], np.array([0.6]))
+    cost = tracker.tpa_cost([track], plain, num_high=1, num_low=0, frame_id=6)
+    hmiou = (10 / 11) * (11 * 11 / (11 * 12))  # HIoU (no +1) x IoU (+1 pixel)
+    scale = 1.15 / 0.65
+    assert math.isclose(cost[0, 0], scale * (0.5 * (1 - hmiou) + 0.1 * 0.2 + 0.05 * 0.5 * 0.6), rel_tol=1e-12)
+
+
+def test_mutual_best_tightens_its_threshold_per_pass():
+    cost = np.array([[0.10, 0.20, 0.90],
+                     [0.15, 0.58, 0.90],
+                     [0.90, 0.90, 0.56]])
+    # pass 1 (thr 0.60): (0, 0) and (2, 2) are mutual minima; pass 2 (thr 0.55): row 1's best left, 0.58 >= 0.55
+    assert MutualBest(0.60, 0.05)(cost).matches.tolist() == [[0, 0], [2, 2]]
+    # a slower tightening takes (1, 1) in pass 2 (0.58 < 0.59)
+    assert MutualBest(0.60, 0.01)(cost).matches.tolist() == [[0, 0], [1, 1], [2, 2]]
+
+
+def test_track_aware_nms_is_order_dependent():
+    boxes = np.array([[0, 0, 10, 10], [1, 0, 11, 10], [2, 0, 12, 10]], float)
+    # 0 overlaps 1 (IoU 10*11/(12*11)=0.83), 1 overlaps 2, 0 and 2: 9/13 = 0.69 > 0.55 too
+    scores = np.array([0.7, 0.9, 0.8])
+    # in the given order: 0 (0.7) suppresses nothing of higher score; 1 (0.9) suppresses 0 and 2
+    assert track_aware_nms(np.zeros((0, 4)), boxes, scores, 0.55, 0.6).tolist() == [False, True, False]
+    # order matters: A (0.8) overlaps B (0.9) and C (0.7), B and C do not overlap (IoU 0.57, 0.57, 0.29). Given
+    # as A, C, B: A suppresses C before B suppresses A, so only B starts (score-sorted NMS would keep B and C)
+    a, b, c = [3, 0, 13, 10], [0, 0, 10, 10], [6, 0, 16, 10]
+    assert track_aware_nms(np.zeros((0, 4)), np.array([a, c, b], float), np.array([0.8, 0.7, 0.9]), 0.55,
+                           0.6).tolist() == [False, False, True]
+    # low scores and candidates overlapping an alive track are not started
+    assert track_aware_nms(np.array([[0, 0, 10, 10.]]), boxes[:1], np.array([0.9]), 0.55, 0.6).tolist() == [False]
+    assert track_aware_nms(np.zeros((0, 4)), boxes[:1], np.array([0.6]), 0.55, 0.6).tolist() == [False]
+
+
+def test_deleted_detections_are_the_nms95_boxes_without_a_near_twin():
+    main = FrameDetections(np.array([[0, 0, 10, 10.]]), np.array([0.9]))
+    extra = FrameDetections(np.array([[0, 0, 10, 10.], [0.1, 0, 10.1, 10], [3, 0, 13, 10]]), np.array([.9, .8, .7]))
+    # IoU with +1: (0.1 shift) 10.9*11/(11.1*11) = 0.982 >= 0.97 -> a twin; (3 shift) 0.57 -> deleted
+    assert deleted_detections(main, extra).scores.tolist() == [0.7]
+
+
+def _frame(frame_id, boxes, scores, **kw):
+    return TrackingFrame(FrameDetections(np.asarray(boxes, float).reshape(-1, 4), np.asarray(scores, float)),
+                         frame_id=frame_id, frame_rate=10, **kw)
+
+
+def test_lifecycle_new_tracked_lost_removed_and_empty_frames():
+    tracker = TrackTrackTracker(deleted_dets=None, min_box_area=None)
+    box = [100, 100, 140, 180]
+    assert len(tracker.update(_frame(1, [box], [0.9]))) == 0  # New after one observation
+    assert len(tracker.update(_frame(2, [box], [0.9]))) == 0  # two
+    out = tracker.update(_frame(3, [box], [0.9]))
+    assert out.ids.tolist() == [1] and tracker.tracks[0].state == TRACKED  # min_len 3
+    tracker.update(_frame(4, [[500, 500, 540, 580]], [0.9]))
+    assert tracker.tracks[0].state == LOST and tracker.tracks[1].state == NEW
+    # a frame without detections drops New tracks and keeps the others
+    tracker.update(_frame(5, np.zeros((0, 4)), []))
+    assert [t.track_id for t in tracker.tracks] == [1]
+    # max_time_lost = 2 * frameRate = 20: lost since frame 3, still there at 23, removed at 24
+    for f in range(6, 24):
+        tracker.update(_frame(f, np.zeros((0, 4)), []))
+    assert [t.track_id for t in tracker.tracks] == [1]
+    tracker.update(_frame(24, np.zeros((0, 4)), []))
+    assert tracker.tracks == []
+
+
+def test_missing_nms95_set_names_the_input():
+    from vastmat.structures.tracking import MissingTrackerInput
+    tracker = TrackTrackTracker()
+    assert 'extra_dets.nms95' in tracker.required_inputs and 'frame_rate' in tracker.required_inputs
+    with pytest.raises(MissingTrackerInput, match='nms95'):
+        tracker.update(_frame(1, [[0, 0, 20, 20]], [0.9]))
+    with pytest.raises(KeyError, match='unknown cost weight'):
+        TrackTrackTracker(weights=dict(geometric=1.0, apperance=0.5))

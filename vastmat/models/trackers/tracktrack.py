@@ -1,0 +1,408 @@
+"""TrackTrack (Shim et al., CVPR 2025, "Focusing on Tracks for Online Multi-Object Tracking"), a faithful port of the
+official ``Tracker.update`` (kamkyu94/TrackTrack, reference/trackers.md section 3) with a swappable geometric term.
+
+Per frame: camera-motion compensation and a Kalman prediction (xywh state, NSA noise) for every track; *TPA*, the
+track-perspective association of tracked and lost tracks against all detections (high, low and the high-scoring
+ones the detector's NMS suppressed), with the cost ``0.50 (1 - HMIoU) + 0.50 cos + 0.10 conf + 0.05 angle``, penalties
+on the low and suppressed columns, an IoU gate and iterative mutual-best matching with a tightening threshold; a
+second TPA of the unconfirmed (New) tracks against the high detections left; removal of stale tracks; *TAI*, the
+track-aware initialisation (an order-dependent NMS of the candidates against the alive tracks and each other). A
+track is reported (Tracked) once it has ``min_len`` observations; the reported box is the Kalman state.
+
+Faithful quirks kept (reference/trackers.md 3, "Pitfalls"): ``get_prev_box`` looks up only ``frame - delta_t``; the
+'lb'/'rb' corner velocities use ``y2 - y1``; the track velocity is a sum of unit vectors; a frame without any
+detection drops every New track and reports the tracked ones at their predicted boxes.
+
+Differences, all switches: ``matcher`` gives the geometric term (default the official HMIoU with the +1 pixel IoU);
+without appearance features the appearance term is dropped and the other weights are scaled so that the weights
+still sum to their full total (the official code would add a constant 0.5); the NMS-0.95 detection set
+(``deleted_dets``) and camera motion (``camera_motion``) come from the frame input and a ``TASK_UTILS`` component.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vastmat.registry import MATCHERS, MODELS, TASK_UTILS
+from vastmat.structures.pair_geometry import PairGeometry
+from vastmat.structures.tracking import FrameDetections, TrackingFrame, TrackOutput
+
+from ..association.solvers import MutualBest
+from ..motion import KalmanFilterXYWH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
+from .base_tracker import BaseTracker
+from .track_lifecycle import LOST, NEW, REMOVED, TRACKED
+
+DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, direction=0.05)
+
+
+def xyxy_to_cxcywh(boxes: np.ndarray) -> np.ndarray:
+    """Official ``cxcywh`` of a detection: centre and size from x1 y1 x2 y2."""
+    return np.stack([(boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2,
+                     boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1)
+
+
+def cxcywh_to_xyxy(state: np.ndarray) -> np.ndarray:
+    """Official ``x1y1x2y2`` of a track: corners from the Kalman centre and size."""
+    return np.stack([state[:, 0] - state[:, 2] / 2, state[:, 1] - state[:, 3] / 2,
+                     state[:, 0] + state[:, 2] / 2, state[:, 1] + state[:, 3] / 2], axis=1)
+
+
+def corner_velocities(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Unit directions of the four corners from ``start (n, 4)`` to ``end (m, 4)`` boxes: ``(n, m, 4, 2)`` for the
+    corners lt, lb, rt, rb (official ``get_vel_t_d``). Faithful quirk: the 'lb' and 'rb' y-components are
+    ``y2_end - y1_start`` while their norms use ``y2_end - y2_start``."""
+    a, b = start[:, None, :], end[None, :, :]
+    d = b - a
+    dx1, dy1, dx2, dy2 = d[..., 0], d[..., 1], d[..., 2], d[..., 3]
+    lb_y = b[..., 3] - a[..., 1]
+    norms = [np.sqrt(dx1 ** 2 + dy1 ** 2) + 1e-5, np.sqrt(dx1 ** 2 + dy2 ** 2) + 1e-5,
+             np.sqrt(dx2 ** 2 + dy1 ** 2) + 1e-5, np.sqrt(dx2 ** 2 + dy2 ** 2) + 1e-5]
+    corners = [(dx1, dy1), (dx1, lb_y), (dx2, dy1), (dx2, lb_y)]
+    return np.stack([np.stack([x / n, y / n], axis=-1) for (x, y), n in zip(corners, norms)], axis=2)
+
+
+def angle_distance(track_velocity: np.ndarray, prev_boxes: np.ndarray, det_boxes: np.ndarray,
+                   det_scores: np.ndarray) -> np.ndarray:
+    """Official ``angle_distance``: per corner, the angle between the track's velocity ``(n, 4, 2)`` and the
+    direction from its box ``delta_t`` frames ago to each detection, over pi, averaged over the corners, times the
+    detection score."""
+    directions = corner_velocities(prev_boxes, det_boxes)
+    angle = 0
+    for corner in range(4):  # accumulated corner by corner, as the official code
+        dot = (track_velocity[:, corner, 0][:, None] * directions[:, :, corner, 0]
+               + track_velocity[:, corner, 1][:, None] * directions[:, :, corner, 1])
+        angle = angle + np.abs(np.arccos(np.clip(dot, -1, 1))) / np.pi / 4
+    return angle * det_scores[None, :]
+
+
+def confidence_distance(scores: np.ndarray, prev_scores: np.ndarray, det_scores: np.ndarray) -> np.ndarray:
+    """Official ``conf_distance``: ``|s_t + (s_t - s_{t-1}) - s_det|``, the track's score linearly extrapolated."""
+    projected = scores + (scores - prev_scores)
+    return np.abs(projected[:, None] - det_scores[None, :])
+
+
+def cosine_distance(track_features: np.ndarray, det_features: np.ndarray) -> np.ndarray:
+    """``clip(1 - f_t . f_d, 0, 1)``."""
+    return np.clip(1 - track_features @ det_features.T, 0., 1.)
+
+
+def track_aware_nms(track_boxes: np.ndarray, det_boxes: np.ndarray, scores: np.ndarray, iou_thr: float,
+                    score_thr: float) -> np.ndarray:
+    """TAI (official ``track_aware_nms``): which candidate detections start tracks. A candidate needs ``score >
+    score_thr`` and IoU <= ``iou_thr`` with every alive track; going through the candidates in their given order
+    (not sorted), an allowed one suppresses every still-allowed candidate of lower score overlapping it by more than
+    ``iou_thr``. Returns a bool mask."""
+    num_dets = len(det_boxes)
+    allowed = scores > score_thr
+    if num_dets == 0:
+        return allowed
+    det_iou = PairGeometry(det_boxes, det_boxes, plus_one=True).iou
+    track_iou = PairGeometry(det_boxes, track_boxes, plus_one=True).iou if len(track_boxes) else None
+    for i in range(num_dets):
+        if not allowed[i]:
+            continue
+        if track_iou is not None and track_iou[i].max() > iou_thr:
+            allowed[i] = False
+            continue
+        suppress = allowed & (scores[i] > scores) & (det_iou[i] > iou_thr)
+        suppress[i] = False
+        allowed &= ~suppress
+    return allowed
+
+
+def deleted_detections(dets: FrameDetections, extra: FrameDetections, iou_thr: float = 0.97) -> FrameDetections:
+    """Official ``find_deleted_detections``: the boxes of the NMS-0.95 set whose best IoU with the main (NMS-0.80)
+    detections is below ``iou_thr``, i.e. candidates the main NMS suppressed."""
+    if len(extra) == 0 or len(dets) == 0:
+        return extra
+    best = PairGeometry(dets.bboxes, extra.bboxes, plus_one=True).iou.max(axis=0)
+    return extra.select(best < iou_thr)
+
+
+class TPATrack:
+    """A TrackTrack track: Kalman state, appearance, and the short observation history TPA reads."""
+
+    __slots__ = ('track_id', 'state', 'mean', 'covariance', 'box', 'score', 'prev_score', 'feature', 'velocity',
+                 'recent_boxes', 'num_observations', 'end_frame')
+
+    def __init__(self, track_id: int, mean: np.ndarray, covariance: np.ndarray, box: np.ndarray, score: float,
+                 feature: np.ndarray | None, frame_id: int) -> None:
+        self.track_id, self.state = track_id, NEW
+        self.mean, self.covariance = mean, covariance
+        self.box, self.score, self.prev_score = box, score, score
+        self.feature = feature
+        self.velocity = np.zeros((4, 2))
+        self.recent_boxes = {frame_id: box}  # detection boxes of the last observed frames (official history)
+        self.num_observations, self.end_frame = 1, frame_id
+
+    def prev_box(self, frame_id: int, delta_t: int) -> np.ndarray:
+        """Official ``get_prev_box``: the box observed at ``frame_id - delta_t``, else the newest one."""
+        return self.recent_boxes.get(frame_id - delta_t, self.box)
+
+
+@MODELS.register_module()
+class TrackTrackTracker(BaseTracker):
+    """The official TrackTrack tracker; defaults are the official code's (DanceTrack test thresholds).
+
+    Args:
+        det_thr: high-score threshold (``score > det_thr``); lower detections are low ones.
+        init_thr: TAI's score threshold of new tracks.
+        match_thr: the first mutual-best pass takes costs below this; it drops by ``reduce_step`` per pass.
+        reduce_step: see ``match_thr`` (0.05).
+        penalty_p, penalty_q: added to the cost of low and of NMS-suppressed (deleted) detections (0.20, 0.40).
+        tai_thr: TAI's IoU threshold (0.55).
+        min_len: observations before a track is reported (3).
+        max_time_lost: frames a track lives unmatched; None takes ``2 * frameRate`` of the video, as the official
+            ``run.py`` overwrites it per sequence (VastMAT paper: 20).
+        matcher: the geometric similarity (default TrackTrack's HMIoU with the +1 pixel IoU); its own gate, if any,
+            is applied on top of ``gate``.
+        gate: pairs it rejects cost 1 (default: IoU <= 0.10, the official constraint; VastMAT configs: the
+            normalised DIoU gate of paper E.1).
+        weights: the cost weights ``geometric``, ``appearance``, ``confidence``, ``direction`` (official 0.50,
+            0.50, 0.10, 0.05). In frames without features the appearance term is dropped and the others are scaled
+            by ``total / (total - appearance)``.
+        delta_t: frames back for the direction term and the velocity (3).
+        deleted_dets: name of the frame's extra detection set holding the NMS-0.95 detections
+            (``extra_dets.nms95``); None runs without suppressed detections (no ``penalty_q`` column).
+        camera_motion: a ``TASK_UTILS`` camera-motion config (``CachedCameraMotion(warp_root=...)``,
+            ``ECCCameraMotion()``) giving each frame's ``(2, 3)`` affine; None: no compensation.
+        freeze_wh_velocity: zero the w/h velocities of tracks not Tracked before predicting (official: DanceTrack
+            only).
+        motion: the Kalman filter (``TASK_UTILS``; default the xywh NSA ``KalmanFilterXYWH``).
+        min_box_area, aspect_ratio_thresh: output filter (official: area > 100 always; w/h > 1.6 on MOT only).
+    """
+
+    zoo_name = 'TrackTrack'
+
+    def __init__(self, det_thr: float = 0.60, init_thr: float = 0.60, match_thr: float = 0.60,
+                 reduce_step: float = 0.05, penalty_p: float = 0.20, penalty_q: float = 0.40, tai_thr: float = 0.55,
+                 min_len: int = 3, max_time_lost: int | None = None, matcher: dict | Any | None = None,
+                 gate: dict | Any | None = None, weights: dict | None = None, delta_t: int = 3,
+                 deleted_dets: str | None = 'nms95', camera_motion: dict | Any | None = None,
+                 freeze_wh_velocity: bool = False, motion: dict | Any | None = None,
+                 min_box_area: float | None = 100, aspect_ratio_thresh: float | None = None,
+                 init_cfg: dict | None = None) -> None:
+        super().__init__(init_cfg)
+        self.det_thr, self.init_thr, self.match_thr, self.reduce_step = det_thr, init_thr, match_thr, reduce_step
+        self.penalty_p, self.penalty_q, self.tai_thr = penalty_p, penalty_q, tai_thr
+        self.min_len, self.max_time_lost, self.delta_t = min_len, max_time_lost, delta_t
+        self.deleted_dets, self.freeze_wh_velocity = deleted_dets, freeze_wh_velocity
+        self.min_box_area, self.aspect_ratio_thresh = min_box_area, aspect_ratio_thresh
+        matcher = matcher if matcher is not None else dict(type='HMIoU', plus_one=True)
+        self.matcher = MATCHERS.build(matcher) if isinstance(matcher, dict) else matcher
+        gate = gate if gate is not None else dict(type='IoUGate', thr=0.10, plus_one=True)
+        self.gate = MATCHERS.build(gate) if isinstance(gate, dict) else gate
+        self.weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
+        unknown = set(self.weights) - set(DEFAULT_WEIGHTS)
+        if unknown:
+            raise KeyError(f'TrackTrackTracker: unknown cost weight(s) {sorted(unknown)}; the terms are '
+                           f'{list(DEFAULT_WEIGHTS)}')
+        self.weights = {**{k: 0.0 for k in DEFAULT_WEIGHTS}, **self.weights}
+        motion = motion if motion is not None else dict(type='KalmanFilterXYWH')
+        self.motion = TASK_UTILS.build(motion) if isinstance(motion, dict) else motion
+        self.camera_motion = (TASK_UTILS.build(camera_motion) if isinstance(camera_motion, dict)
+                              else camera_motion)
+        required = list(getattr(self.camera_motion, 'required_inputs', ()))
+        if deleted_dets is not None:
+            required.append(f'extra_dets.{deleted_dets}')
+        if max_time_lost is None:
+            required.append('frame_rate')
+        self.required_inputs = tuple(required)
+        self.reset()
+
+    def reset(self) -> None:
+        self.tracks: list[TPATrack] = []
+        self.next_id = 1
+        if self.camera_motion is not None:
+            self.camera_motion.reset()
+
+    def time_lost_limit(self, frame: TrackingFrame) -> int:
+        """``max_time_lost``, or ``int(2 * frameRate)`` (official ``run.py``)."""
+        if self.max_time_lost is not None:
+            return self.max_time_lost
+        frame.require('frame_rate')
+        return int(frame.frame_rate) * 2
+
+    # ------------------------------------------------------------------------------------------ track state
+    def _compensate_and_predict(self, tracks: list[TPATrack], warp: np.ndarray | None) -> None:
+        if not tracks:
+            return
+        mean = np.array([t.mean for t in tracks])
+        covariance = np.array([t.covariance for t in tracks])
+        if warp is not None:
+            mean, covariance = self.motion.warp(mean, covariance, warp)
+        if self.freeze_wh_velocity:
+            mean[np.array([t.state != TRACKED for t in tracks]), 6:8] = 0.0
+        mean, covariance = self.motion.predict(mean, covariance)
+        for t, m, c in zip(tracks, mean, covariance):
+            t.mean, t.covariance = m, c
+
+    def _update(self, tracks: list[TPATrack], dets: FrameDetections, frame_id: int) -> None:
+        """Official ``Track.update`` of every matched track at once: NSA Kalman update, feature EMA, history and
+        the corner velocity."""
+        if not tracks:
+            return
+        mean, covariance = self.motion.update(np.array([t.mean for t in tracks]),
+                                              np.array([t.covariance for t in tracks]),
+                                              xyxy_to_cxcywh(dets.bboxes), dets.scores)
+        for k, t in enumerate(tracks):
+            box, score = dets.bboxes[k], float(dets.scores[k])
+            t.mean, t.covariance = mean[k], covariance[k]
+            if dets.features is not None:
+                beta = 0.95 + (1 - 0.95) * (1 - score)
+                feature = beta * t.feature + (1 - beta) * dets.features[k]
+                t.feature = feature / np.linalg.norm(feature)
+            t.recent_boxes[frame_id] = box
+            for old in [f for f in t.recent_boxes if f < frame_id - self.delta_t]:
+                del t.recent_boxes[old]
+            t.num_observations += 1
+            velocity = np.zeros((4, 2))
+            for delta in range(1, self.delta_t + 1):
+                previous = t.recent_boxes.get(frame_id - delta, box)
+                velocity += corner_velocities(previous[None], box[None])[0, 0]
+            t.velocity = velocity
+            t.box, t.prev_score, t.score = box, t.score, score
+            t.end_frame = frame_id
+            t.state = TRACKED if t.num_observations >= self.min_len else NEW
+
+    # ------------------------------------------------------------------------------------------------- TPA
+    def _weights(self, with_features: bool) -> dict:
+        if with_features:
+            return self.weights
+        total = sum(self.weights.values())
+        scale = total / (total - self.weights['appearance'])
+        return {k: (0.0 if k == 'appearance' else w * scale) for k, w in self.weights.items()}
+
+    def tpa_cost(self, tracks: list[TPATrack], dets: FrameDetections, num_high: int, num_low: int,
+                 frame_id: int, num_high_conf: int | None = None) -> np.ndarray:
+        """The TPA cost of ``tracks`` against ``dets`` (``num_high`` high, then ``num_low`` low, then deleted
+        ones), official ``iterative_assigment``'s matrix: weighted terms, penalties, gate, clipped to [0, 1].
+        ``num_high_conf`` (the frame's high detections) is the matcher's frame context (adaptive CDA)."""
+        n, m = len(tracks), len(dets)
+        if n == 0 or m == 0:
+            return np.ones((n, m))
+        track_boxes = cxcywh_to_xyxy(np.array([t.mean[:4] for t in tracks]))
+        with_features = dets.features is not None and tracks[0].feature is not None
+        weights = self._weights(with_features)
+        similarity = self.matcher(track_boxes, dets.bboxes,
+                                  num_high_conf=num_high if num_high_conf is None else num_high_conf)
+        cost = weights['geometric'] * (1 - similarity.scores)
+        if with_features:
+            cost = cost + weights['appearance'] * cosine_distance(np.array([t.feature for t in tracks]),
+                                                                  dets.features)
+        scores = np.array([t.score for t in tracks])
+        prev_scores = np.array([t.prev_score for t in tracks])
+        prev_boxes = np.array([t.prev_box(frame_id, self.delta_t) for t in tracks])
+        cost += (weights['confidence'] * confidence_distance(scores, prev_scores, dets.scores)
+                 + weights['direction'] * angle_distance(np.array([t.velocity for t in tracks]), prev_boxes,
+                                                         dets.bboxes, dets.scores))
+        cost[:, num_high:num_high + num_low] += self.penalty_p
+        cost[:, num_high + num_low:] += self.penalty_q
+        allowed = self.gate(track_boxes, dets.bboxes)
+        if similarity.gate is not None:
+            allowed = allowed & similarity.gate
+        cost[~allowed] = 1.
+        return np.clip(cost, 0, 1)
+
+    def _associate(self, tracks: list[TPATrack], dets: FrameDetections, num_high: int, num_low: int,
+                   frame_id: int, num_high_conf: int):
+        cost = self.tpa_cost(tracks, dets, num_high, num_low, frame_id, num_high_conf)
+        return MutualBest(self.match_thr, self.reduce_step)(cost)
+
+    # ---------------------------------------------------------------------------------------------- update
+    def update(self, frame: TrackingFrame) -> TrackOutput:
+        frame_id = frame.frame_id
+        warp = self.camera_motion.warp(frame) if self.camera_motion is not None else None
+        if len(frame.detections) == 0:
+            return self._update_without_detections(frame, warp)
+        dets = frame.detections
+        if dets.features is None or self.weights['appearance'] == 0:
+            dets = FrameDetections(dets.bboxes, dets.scores, dets.labels, None)
+        high = dets.scores > self.det_thr
+        parts = [dets.select(high), dets.select(~high)]
+        if self.deleted_dets is not None:
+            frame.require(f'extra_dets.{self.deleted_dets}')
+            deleted = deleted_detections(frame.detections, frame.extra_dets[self.deleted_dets])
+            deleted = deleted.select(deleted.scores > self.det_thr)
+            if dets.features is None:
+                deleted = FrameDetections(deleted.bboxes, deleted.scores, deleted.labels, None)
+            parts.append(deleted)
+        num_high, num_low = len(parts[0]), len(parts[1])
+        candidates = _concat(parts)
+
+        tracked_lost = [t for t in self.tracks if t.state in (TRACKED, LOST)]
+        new = [t for t in self.tracks if t.state == NEW]
+        self._compensate_and_predict(tracked_lost + new, warp)
+
+        # TPA 1: tracked and lost tracks against high, low and deleted detections
+        first = self._associate(tracked_lost, candidates, num_high, num_low, frame_id, num_high)
+        self._update([tracked_lost[i] for i in first.matches[:, 0]], candidates.select(first.matches[:, 1]),
+                     frame_id)
+        for i in first.unmatched_rows:
+            tracked_lost[i].state = LOST
+
+        # TPA 2: new tracks against the high detections left (no penalties)
+        left = candidates.select(first.unmatched_cols[first.unmatched_cols < num_high])
+        second = self._associate(new, left, len(left), 0, frame_id, num_high)
+        self._update([new[i] for i in second.matches[:, 0]], left.select(second.matches[:, 1]), frame_id)
+        for i in second.unmatched_rows:
+            new[i].state = REMOVED
+
+        self._remove_stale(frame)
+        # TAI: new tracks from the high detections nobody took
+        remaining = left.select(second.unmatched_cols)
+        alive = [t for t in self.tracks if t.state in (TRACKED, NEW)]
+        alive_boxes = cxcywh_to_xyxy(np.array([t.mean[:4] for t in alive])) if alive else np.zeros((0, 4))
+        start = track_aware_nms(alive_boxes, remaining.bboxes, remaining.scores, self.tai_thr, self.init_thr)
+        self._initiate(remaining.select(start), frame_id)
+        return self._output()
+
+    def _update_without_detections(self, frame: TrackingFrame, warp: np.ndarray | None) -> TrackOutput:
+        """Official ``update_without_detections``: New tracks are dropped, the others compensated, predicted and
+        aged; tracked ones are reported at their predicted boxes."""
+        self.tracks = [t for t in self.tracks if t.state != NEW]
+        self._compensate_and_predict(self.tracks, warp)
+        self._remove_stale(frame)
+        return self._output()
+
+    def _remove_stale(self, frame: TrackingFrame) -> None:
+        limit = self.time_lost_limit(frame)
+        self.tracks = [t for t in self.tracks
+                       if t.state != REMOVED and not frame.frame_id - t.end_frame > limit]
+
+    def _initiate(self, dets: FrameDetections, frame_id: int) -> None:
+        if len(dets) == 0:
+            return
+        mean, covariance = self.motion.initiate(xyxy_to_cxcywh(dets.bboxes))
+        for k in range(len(dets)):
+            feature = None if dets.features is None else dets.features[k].copy()
+            self.tracks.append(TPATrack(self.next_id, mean[k], covariance[k], dets.bboxes[k], float(dets.scores[k]),
+                                        feature, frame_id))
+            self.next_id += 1
+
+    def _output(self) -> TrackOutput:
+        tracks = [t for t in self.tracks if t.state == TRACKED]
+        if not tracks:
+            return TrackOutput.empty()
+        boxes = cxcywh_to_xyxy(np.array([t.mean[:4] for t in tracks]))
+        w, h = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+        keep = np.ones(len(tracks), bool)
+        if self.min_box_area is not None:
+            keep &= w * h > self.min_box_area
+        if self.aspect_ratio_thresh is not None:
+            keep &= ~(w / h > self.aspect_ratio_thresh)
+        features = (np.array([t.feature for t in tracks])[keep]
+                    if all(t.feature is not None for t in tracks) else None)
+        return TrackOutput(np.array([t.track_id for t in tracks], np.int64)[keep], boxes[keep],
+                           np.array([t.score for t in tracks])[keep], features)
+
+
+def _concat(parts: list[FrameDetections]) -> FrameDetections:
+    """The detection sets one after the other (features kept only when every set has them)."""
+    features = ([p.features for p in parts] if all(p.features is not None for p in parts) else None)
+    return FrameDetections(np.concatenate([p.bboxes for p in parts]).reshape(-1, 4),
+                           np.concatenate([p.scores for p in parts]),
+                           np.concatenate([p.labels for p in parts]) if all(p.labels is not None for p in parts)
+                           else None,
+                           np.concatenate(features) if features is not None else None)
