@@ -174,3 +174,28 @@ def test_missing_nms95_set_names_the_input():
         tracker.update(_frame(1, [[0, 0, 20, 20]], [0.9]))
     with pytest.raises(KeyError, match='unknown cost weight'):
         TrackTrackTracker(weights=dict(geometric=1.0, apperance=0.5))
+
+
+@pytest.mark.xdist_group('tracktrack_matchers')
+def test_matcher_table_runs_tracktrack_with_each_matcher(tmp_path):
+    """tools/analysis/matcher_table.py --tracker tracktrack on two AnimalTrack videos at 10 FPS (simulated detections,
+    no features, no NMS-0.95 set, no camera motion, no AFLink): each matcher's config runs and writes metrics."""
+    import json
+    import os.path as osp
+
+    from conftest import SHARED_DATA, tool
+    at10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
+    if not osp.isdir(at10):
+        pytest.skip(f'shared data not found at {at10}')
+    result = tool('tools/analysis/matcher_table.py', '--tracker', 'tracktrack', '--data-root', osp.join(at10, 'gt'),
+                  '--det-root', osp.join(at10, 'dets'), '--work-dir', tmp_path, '--videos', 'chicken_3', 'zebra_3',
+                  '--cfg-options', 'model.tracker.deleted_dets=None', 'model.tracker.camera_motion=None',
+                  'model.post_processors=[]')
+    matchers = ['hmiou', 'diou', 'cda-fixed', 'cda-adaptive']
+    assert list(result['rows']) == matchers
+    saved = json.load(open(tmp_path / 'table.json'))
+    assert saved['tracker'] == 'tracktrack' and saved['match_thresh'] == 0.6
+    for matcher in matchers:
+        per_video = json.load(open(tmp_path / matcher / 'metrics_per_video.json'))
+        assert set(per_video) == {'chicken_3', 'zebra_3', 'COMBINED'}
+        assert per_video['COMBINED']['HOTA'] > 0.5, matcher

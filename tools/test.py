@@ -7,7 +7,7 @@ writes them to WORK_DIR/metrics.json.
 
 Detectors: ``--dump-dets DIR`` also writes DIR/<video>.txt (det.txt form), the cached detections of the trackers.
 Trackers: ``--det-root DIR`` reads cached detections (DIR/<video>.txt or DIR/<video>/det/det.txt) and skips the
-detector; ``--data-root DIR`` tests on a VastMAT root or a plain MOTChallenge split folder (all its videos). The
+detector (``--extra-det-root NAME=DIR`` adds a named extra set, e.g. TrackTrack's ``nms95``); ``--data-root DIR`` tests on a VastMAT root or a plain MOTChallenge split folder (all its videos). The
 tracks are written to WORK_DIR/results/<video>.txt and, where ground truth exists, scored.
 """
 import argparse
@@ -32,6 +32,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "(default: all the detector outputs, i.e. its test_cfg's score_thr)")
     parser.add_argument('--det-root', metavar='DIR', help='tracking configs: cached detections, the detector is '
                         'skipped')
+    parser.add_argument('--extra-det-root', metavar='NAME=DIR', action='append', default=[],
+                        help='tracking configs on cached detections: a named extra detection set, e.g. '
+                        "TrackTrack's nms95=DIR (repeatable)")
     parser.add_argument('--data-root', metavar='DIR', help='test on this VastMAT root or MOTChallenge split folder')
     return finish_parsing(parser.parse_args(argv))
 

@@ -1,17 +1,20 @@
 #!/usr/bin/env python
-"""ByteTrack with several matchers on the same cached detections, side by side, under one setting.
+"""A tracker with several matchers on the same cached detections, side by side, under one setting.
 
     python tools/analysis/matcher_table.py --data-root DATA --det-root DETS --work-dir W
-        [--matchers iou diou cda-fixed cda-adaptive] [--setting paper|official] [--pixels plus-one|plain]
-        [--preset vastmat] [--videos V1 V2 ...]
+        [--tracker bytetrack|tracktrack|diffmot] [--matchers iou diou cda-fixed cda-adaptive]
+        [--setting paper|official] [--pixels plus-one|plain] [--preset vastmat] [--videos V1 V2 ...]
+        [--cfg-options KEY=VALUE ...]
 
-Each matcher's config is configs/bytetrack/bytetrack_cached-dets[_<matcher>].py (``iou`` is the plain one), run
-through tools/test.py in this process; its results and metrics go to W/<matcher>/, the table (HOTA, DetA, AssA,
+Each matcher's config is configs/<tracker>/<tracker>_cached-dets[_<matcher>].py (the plain one is the tracker's own
+matcher: IoU for ByteTrack and DiffMOT, HMIoU for TrackTrack; ``iou`` names it), run through tools/test.py in this
+process; its results and metrics go to W/<matcher>/, the table (HOTA, DetA, AssA,
 MOTA, IDF1, IDSW) to W/table.csv and the settings with the rows to W/table.json.
 
 One setting for every row, stated in the table's title:
 * ``--setting paper`` (default): ByteTrack's first-stage ``match_thresh=0.6``, the VastMAT paper's (section 5.4);
-  ``official``: the official code's 0.9.
+  ``official``: the official code's 0.9. TrackTrack's match threshold is 0.60 in both (the paper's equals the
+  official DanceTrack test setting); DiffMOT keeps its config's thresholds.
 * ``--pixels plus-one`` (default): every matcher and gate uses the +1 pixel convention of the original ByteTrack
   (cython_bbox), so the IoU row is the official tracker; ``plain``: no +1 anywhere. A table never mixes the two.
 
@@ -33,26 +36,34 @@ sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
 import compare_runs  # noqa: E402
 from vastmat.utils.io import write_json_atomic  # noqa: E402
 
-# ByteTrack's first-stage match_thresh per setting
-SETTINGS = dict(paper=0.6, official=0.9)
+# the first-stage match threshold per tracker and setting: (config key, {setting: value}); None: the config's
+SETTINGS = dict(bytetrack=('match_thresh', dict(paper=0.6, official=0.9)),
+                tracktrack=('match_thr', dict(paper=0.6, official=0.6)),
+                diffmot=(None, dict(paper=None, official=None)))
+# the matcher of each tracker's plain config
+OWN_MATCHER = dict(bytetrack='iou', tracktrack='hmiou', diffmot='iou')
 
 
-def config_for(matcher: str) -> str:
-    name = 'bytetrack_cached-dets.py' if matcher == 'iou' else f'bytetrack_cached-dets_{matcher}.py'
-    path = osp.join(REPO, 'configs', 'bytetrack', name)
+def config_for(matcher: str, tracker: str = 'bytetrack') -> str:
+    plain = matcher == OWN_MATCHER[tracker]
+    name = f'{tracker}_cached-dets.py' if plain else f'{tracker}_cached-dets_{matcher}.py'
+    path = osp.join(REPO, 'configs', tracker, name)
     if not osp.isfile(path):
-        raise FileNotFoundError(f'{path}: no ByteTrack config for matcher {matcher!r}')
+        raise FileNotFoundError(f'{path}: no {tracker} config for matcher {matcher!r}')
     return path
 
 
 def pixel_options(config: str, plus_one: bool) -> list[str]:
     """``--cfg-options`` that set the matcher's and its gate's pixel convention (and a fused matcher's geometric
-    term's) explicitly."""
-    matcher = Config.fromfile(config).model.tracker.matcher
+    term's, and a tracker-level gate's) explicitly."""
+    tracker = Config.fromfile(config).model.tracker
+    matcher = tracker.matcher
     options = [f'model.tracker.matcher.plus_one={plus_one}']
     for part in ('gate', 'geometric'):
         if matcher.get(part):
             options.append(f'model.tracker.matcher.{part}.plus_one={plus_one}')
+    if tracker.get('gate'):
+        options.append(f'model.tracker.gate.plus_one={plus_one}')
     return options
 
 
@@ -68,31 +79,39 @@ def main(argv=None) -> dict:
     parser.add_argument('--data-root', required=True)
     parser.add_argument('--det-root', required=True)
     parser.add_argument('--work-dir', required=True)
-    parser.add_argument('--matchers', nargs='+', default=['iou', 'diou', 'cda-fixed', 'cda-adaptive'])
-    parser.add_argument('--setting', choices=sorted(SETTINGS), default='paper',
+    parser.add_argument('--tracker', choices=sorted(SETTINGS), default='bytetrack')
+    parser.add_argument('--matchers', nargs='+', help='default: the tracker\'s own, then diou, cda-fixed, cda-adaptive')
+    parser.add_argument('--setting', choices=('paper', 'official'), default='paper',
                         help='paper: match_thresh 0.6 (section 5.4); official: 0.9')
     parser.add_argument('--pixels', choices=('plus-one', 'plain'), default='plus-one',
                         help='pixel convention of every matcher and gate')
     parser.add_argument('--preset', default='vastmat', help='evaluation preset (vastmat, mot15, mot17, mot20)')
     parser.add_argument('--videos', nargs='+', help='only these videos')
+    parser.add_argument('--cfg-options', nargs='+', default=[], metavar='KEY=VALUE',
+                        help='passed to every run (e.g. model.tracker.deleted_dets=None for TrackTrack without an '
+                        'NMS-0.95 set)')
     args = parser.parse_args(argv)
+    args.matchers = args.matchers or [OWN_MATCHER[args.tracker], 'diou', 'cda-fixed', 'cda-adaptive']
+    key, values = SETTINGS[args.tracker]
+    threshold = values[args.setting]
     test_tool = load_test_tool()
     plus_one = args.pixels == 'plus-one'
     runs = []
     for matcher in args.matchers:
         work_dir = osp.join(args.work_dir, matcher)
-        config = config_for(matcher)
-        options = [f'test_evaluator.preset={args.preset}', f'model.tracker.match_thresh={SETTINGS[args.setting]}',
-                   *pixel_options(config, plus_one)]
+        config = config_for(matcher, args.tracker)
+        options = [f'test_evaluator.preset={args.preset}', *pixel_options(config, plus_one), *args.cfg_options]
+        if key is not None:
+            options.append(f'model.tracker.{key}={threshold}')
         if args.videos:
             options.append('test_dataloader.dataset.videos=[' + ','.join(args.videos) + ']')
-        print(f'== ByteTrack, matcher {matcher}: {work_dir}', flush=True)
+        print(f'== {args.tracker}, matcher {matcher}: {work_dir}', flush=True)
         test_tool.main([config, '--det-root', args.det_root, '--data-root', args.data_root, '--work-dir', work_dir,
                         '--cfg-options', *options])
         runs.append(osp.join(work_dir, 'metrics_per_video.json'))
-    settings = dict(setting=args.setting, match_thresh=SETTINGS[args.setting], pixels=args.pixels,
-                    preset=args.preset)
-    title = (f'ByteTrack, match_thresh {SETTINGS[args.setting]} ({args.setting}), '
+    settings = dict(tracker=args.tracker, setting=args.setting, match_thresh=threshold, pixels=args.pixels,
+                    preset=args.preset, cfg_options=args.cfg_options)
+    title = (f'{args.tracker}, match threshold {threshold if key else "of the config"} ({args.setting}), '
              f'{"+1 pixel" if plus_one else "no +1 pixel"} convention in every matcher and gate')
     table = compare_runs.main([*runs, '--names', *args.matchers, '--csv', osp.join(args.work_dir, 'table.csv'),
                                '--title', title])

@@ -3,7 +3,12 @@
 matcher, side by side with mmdet's ByteTracker on the same detections (and BoxMOT's ByteTrack when installed).
 
     python tools/benchmark/association_speed.py --data-root DIR [--det-root DIR] [--videos N] [--repeats R]
-        [--matchers iou diou cda_fixed cda_adaptive] [--out FILE.json]
+        [--matchers iou diou cda_fixed cda_adaptive] [--trackers bytetrack tracktrack diffmot]
+        [--feature-dim 128] [--out FILE.json]
+
+TrackTrack and DiffMOT get ``--feature-dim`` random unit appearance features per detection (their appearance
+terms cost a matrix product; 0: none), TrackTrack runs without the NMS-0.95 set and camera motion, DiffMOT's D2MP
+(randomly initialised: the speed does not depend on the weights) runs on the CPU with the current torch threads.
 
 ``--data-root`` is a MOTChallenge split folder (``<video>/seqinfo.ini``) or a VastMAT root; detections come from
 ``<video>/det/det.txt`` or ``--det-root``. AnimalTrack train at 10 FPS with simulated detections:
@@ -53,6 +58,27 @@ def load_videos(data_root: str, det_root: str | None, limit: int | None) -> list
 def vastmat_prepare(video: dict) -> list[TrackingFrame]:
     return [TrackingFrame.from_arrays(boxes, scores, i + 1, video_name=video['name'], frame_rate=video['frame_rate'])
             for i, (boxes, scores) in enumerate(video['frames'])]
+
+
+def features_prepare(dim: int) -> Callable:
+    """Like :func:`vastmat_prepare`, with ``dim`` random unit features per detection (seeded per video)."""
+    def prepare(video: dict) -> list[TrackingFrame]:
+        rng = np.random.default_rng(len(video['name']))
+        frames = []
+        for i, (boxes, scores) in enumerate(video['frames']):
+            features = rng.standard_normal((len(scores), dim)) if dim else None
+            if features is not None:
+                features /= np.linalg.norm(features, axis=1, keepdims=True)
+            frames.append(TrackingFrame.from_arrays(boxes, scores, i + 1, video_name=video['name'],
+                                                    frame_rate=video['frame_rate'], features=features))
+        return frames
+    return prepare
+
+
+# the zoo's tracking-by-detection trackers beside ByteTrack: (tracker config without the matcher, needs features)
+EXTRA_TRACKERS = dict(
+    tracktrack=('TrackTrackTracker', dict(type='TrackTrackTracker', deleted_dets=None, max_time_lost=20)),
+    diffmot=('DiffMOTTracker', dict(type='DiffMOTTracker')))
 
 
 def vastmat_runner(tracker: dict | object) -> tuple[Callable, Callable]:
@@ -119,6 +145,10 @@ def main(argv=None) -> dict:
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--matchers', nargs='+', default=['iou', 'diou', 'cda_fixed', 'cda_adaptive'],
                         help='names of configs/matchers/*.py')
+    parser.add_argument('--trackers', nargs='+', default=['bytetrack', 'tracktrack', 'diffmot'],
+                        choices=['bytetrack', 'tracktrack', 'diffmot'], help='VastMAT trackers to time per matcher')
+    parser.add_argument('--feature-dim', type=int, default=128,
+                        help='random appearance features per detection for TrackTrack and DiffMOT (0: none)')
     parser.add_argument('--out', help='JSON file for the results')
     args = parser.parse_args(argv)
 
@@ -128,7 +158,13 @@ def main(argv=None) -> dict:
     runners: dict[str, tuple[Callable, Callable | None]] = {}
     for name in args.matchers:
         matcher = matcher_fragment(name)
-        runners[f'BYTETracker ({name})'] = vastmat_runner(dict(type='BYTETracker', matcher=matcher))
+        if 'bytetrack' in args.trackers:
+            runners[f'BYTETracker ({name})'] = vastmat_runner(dict(type='BYTETracker', matcher=matcher))
+        for tracker in args.trackers:
+            if tracker in EXTRA_TRACKERS:
+                label, config = EXTRA_TRACKERS[tracker]
+                run, _ = vastmat_runner(dict(config, matcher=matcher))
+                runners[f'{label} ({name})'] = (run, features_prepare(args.feature_dim))
     from byte_tracker_reference import ReferenceByteTracker
     runners['BYTETracker reference (per-track, official structure)'] = vastmat_runner(ReferenceByteTracker())
     runners['mmdet ByteTracker'] = (mmdet_runner(), mmdet_prepare)

@@ -132,7 +132,7 @@ def _transforms(pipeline: list) -> list[dict]:
 
 
 def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
-    """``tools/test.py``'s ``--dump-dets``, ``--det-root`` and ``--data-root``, applied to the test part of a config;
+    """``tools/test.py``'s ``--dump-dets``, ``--det-root``, ``--extra-det-root`` and ``--data-root``, applied to the test part of a config;
     tracking results go to ``WORK_DIR/results`` unless the config names another folder."""
     from vastmat.datasets.sequences import is_vastmat_root
     dataset = cfg.test_dataloader.dataset
@@ -150,11 +150,22 @@ def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
                              f"not model.type={cfg.model.get('type')!r}")
         cfg.model.detector = None
         loaders = [t for t in _transforms(dataset.get('pipeline', [])) if t.get('type') == 'LoadTrackingDetections']
-        if loaders:
-            for loader in loaders:
-                loader['det_root'] = args.det_root
-        else:  # a detector-in-the-loop config: its frames are not needed
+        if not loaders:  # a detector-in-the-loop config: its frames are not needed
             dataset.pipeline = cached_detections_pipeline(args.det_root)
+            loaders = [t for t in _transforms(dataset.pipeline) if t.get('type') == 'LoadTrackingDetections']
+        for loader in loaders:
+            loader['det_root'] = args.det_root
+    extra_roots = getattr(args, 'extra_det_root', None) or []
+    if extra_roots:
+        loaders = [t for t in _transforms(dataset.get('pipeline', [])) if t.get('type') == 'LoadTrackingDetections']
+        if not loaders:
+            raise ValueError('--extra-det-root needs cached detections (--det-root or a cached-detections config)')
+        for option in extra_roots:
+            name, sep, root = option.partition('=')
+            if not sep or not name or not root:
+                raise ValueError(f'--extra-det-root {option!r}: expected NAME=DIR, e.g. nms95=dets_nms0.95/')
+            for loader in loaders:
+                loader['extra_det_roots'] = {**(loader.get('extra_det_roots') or {}), name: root}
     if getattr(args, 'data_root', None):
         dataset.data_root = args.data_root
         if not is_vastmat_root(args.data_root):  # a MOTChallenge split folder: all of its videos

@@ -27,8 +27,8 @@ INPUT_HINTS = {
              'pipeline without images',
     'image_size': 'the frame size: imWidth and imHeight in seqinfo.ini, or a pipeline that loads frames',
     'frame_rate': 'the video frame rate: frameRate in seqinfo.ini',
-    'extra_dets': 'a named extra detection set: LoadTrackingDetections(extra_det_roots=dict(NAME=DIR)) for cached '
-                  'detections, or model.extra_detections=dict(NAME=dict(<test_cfg overrides>)) with the detector '
+    'extra_dets': 'a named extra detection set: tools/test.py --extra-det-root NAME=DIR (or '
+                  'LoadTrackingDetections(extra_det_roots=dict(NAME=DIR))) for cached detections, or model.extra_detections=dict(NAME=dict(<test_cfg overrides>)) with the detector '
                   'in the loop',
 }
 

@@ -171,6 +171,9 @@ class TrackTrackTracker(BaseTracker):
             only).
         motion: the Kalman filter (``TASK_UTILS``; default the xywh NSA ``KalmanFilterXYWH``).
         min_box_area, aspect_ratio_thresh: output filter (official: area > 100 always; w/h > 1.6 on MOT only).
+        video_overrides: per-video thresholds, the official ``set_parameters``: a list of
+            ``dict(contains=('01', '03'), det_thr=..., init_thr=...)``; the first entry with a substring of the
+            video's name applies (MOT17: '01', '03', '12' -> 0.65 / 0.75, ...).
     """
 
     zoo_name = 'TrackTrack'
@@ -182,8 +185,15 @@ class TrackTrackTracker(BaseTracker):
                  deleted_dets: str | None = 'nms95', camera_motion: dict | Any | None = None,
                  freeze_wh_velocity: bool = False, motion: dict | Any | None = None,
                  min_box_area: float | None = 100, aspect_ratio_thresh: float | None = None,
-                 init_cfg: dict | None = None) -> None:
+                 video_overrides: list[dict] | None = None, init_cfg: dict | None = None) -> None:
         super().__init__(init_cfg)
+        self.video_overrides = [dict(o) for o in video_overrides or []]
+        for override in self.video_overrides:
+            unknown = set(override) - {'contains', 'det_thr', 'init_thr', 'match_thr'}
+            if unknown or 'contains' not in override:
+                raise KeyError(f'TrackTrackTracker: a video override needs "contains" and may set det_thr, init_thr, '
+                               f'match_thr; got keys {sorted(override)}')
+        self.defaults = dict(det_thr=det_thr, init_thr=init_thr, match_thr=match_thr)
         self.det_thr, self.init_thr, self.match_thr, self.reduce_step = det_thr, init_thr, match_thr, reduce_step
         self.penalty_p, self.penalty_q, self.tai_thr = penalty_p, penalty_q, tai_thr
         self.min_len, self.max_time_lost, self.delta_t = min_len, max_time_lost, delta_t
@@ -214,6 +224,9 @@ class TrackTrackTracker(BaseTracker):
     def reset(self) -> None:
         self.tracks: list[TPATrack] = []
         self.next_id = 1
+        self._video = None
+        for name, value in self.defaults.items():
+            setattr(self, name, value)
         if self.camera_motion is not None:
             self.camera_motion.reset()
 
@@ -311,8 +324,18 @@ class TrackTrackTracker(BaseTracker):
         return MutualBest(self.match_thr, self.reduce_step)(cost)
 
     # ---------------------------------------------------------------------------------------------- update
+    def _apply_video_overrides(self, video_name: str) -> None:
+        self._video = video_name
+        for override in self.video_overrides:
+            if any(part in video_name for part in override['contains']):
+                for name in ('det_thr', 'init_thr', 'match_thr'):
+                    setattr(self, name, override.get(name, self.defaults[name]))
+                return
+
     def update(self, frame: TrackingFrame) -> TrackOutput:
         frame_id = frame.frame_id
+        if self._video != frame.video_name:
+            self._apply_video_overrides(frame.video_name)
         warp = self.camera_motion.warp(frame) if self.camera_motion is not None else None
         if len(frame.detections) == 0:
             return self._update_without_detections(frame, warp)
