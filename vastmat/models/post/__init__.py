@@ -2,6 +2,8 @@
 a ``TASK_UTILS`` component called on a video's tracks ``(N, 7)`` rows ``frame, id, x1, y1, x2, y2, score`` and
 returning rows in the same form. ``TrackingByDetection(post_processors=[...])`` runs them, in order, after the
 video's last frame and before its results are written and scored."""
+from .aflink import AFLink, PostLinker, PostLinkerModel
+from .gbi import GBInterpolation
 from .interpolation import InterpolateTracks
 
-__all__ = ['InterpolateTracks']
+__all__ = ['InterpolateTracks', 'AFLink', 'PostLinker', 'PostLinkerModel', 'GBInterpolation']
