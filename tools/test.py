@@ -9,6 +9,9 @@ Detectors: ``--dump-dets DIR`` also writes DIR/<video>.txt (det.txt form), the c
 Trackers: ``--det-root DIR`` reads cached detections (DIR/<video>.txt or DIR/<video>/det/det.txt) and skips the
 detector (``--extra-det-root NAME=DIR`` adds a named extra set, e.g. TrackTrack's ``nms95``); ``--data-root DIR`` tests on a VastMAT root or a plain MOTChallenge split folder (all its videos). The
 tracks are written to WORK_DIR/results/<video>.txt and, where ground truth exists, scored.
+ReID configs: ``--det-root DIR --dump-feats OUT`` writes OUT/<video>.txt, the det.txt rows of DIR followed by each
+box's L2-normalised appearance feature. Configs that load frames: ``--dump-warps OUT`` writes OUT/<video>.txt, the
+ECC camera-motion warp of every frame (BoT-SORT / TrackTrack GMC format).
 """
 import argparse
 import logging
@@ -36,7 +39,16 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='tracking configs on cached detections: a named extra detection set, e.g. '
                         "TrackTrack's nms95=DIR (repeatable)")
     parser.add_argument('--data-root', metavar='DIR', help='test on this VastMAT root or MOTChallenge split folder')
-    return finish_parsing(parser.parse_args(argv))
+    parser.add_argument('--dump-feats', metavar='DIR', help='ReID configs, with --det-root: write DIR/<video>.txt, '
+                        'the det.txt rows followed by L2-normalised appearance features')
+    parser.add_argument('--dump-warps', metavar='DIR', help='configs that load frames: write DIR/<video>.txt, the ECC '
+                        'camera-motion warp of every frame (GMC format), instead of testing')
+    args = parser.parse_args(argv)
+    if args.dump_feats is not None and args.det_root is None:
+        parser.error('--dump-feats needs --det-root (the detections to describe)')
+    if args.dump_warps is not None and (args.det_root is not None or args.dump_feats is not None):
+        parser.error('--dump-warps reads the frames: it takes neither --det-root nor --dump-feats')
+    return finish_parsing(args)
 
 
 def main(argv=None) -> dict:
@@ -46,7 +58,16 @@ def main(argv=None) -> dict:
         cfg.load_from = args.checkpoint
     if args.amp:
         cfg.test_cfg.fp16 = True
-    apply_tracking_options(cfg, args)
+    if args.dump_warps is not None:
+        from vastmat.models.motion.camera_motion import dump_warps
+        apply_tracking_options(cfg, args)
+        dump_warps(cfg, args.dump_warps)
+        return {}
+    if args.dump_feats is not None:
+        from vastmat.evaluation.metrics.dump_features import feature_dump_config
+        feature_dump_config(cfg, args.dump_feats, args.det_root, args.data_root)
+    else:
+        apply_tracking_options(cfg, args)
     runner = build_runner(cfg)
     if args.dump_dets is not None:
         from vastmat.evaluation.metrics import DumpTrackingDetections
@@ -58,7 +79,7 @@ def main(argv=None) -> dict:
         runner.test_evaluator.metrics.append(DumpDetResults(out_file_path=args.out))
     metrics = runner.test()
     if is_main_process():
-        if not metrics:
+        if not metrics and args.dump_feats is None:  # the feature dump returns no metric
             print_log('the evaluator returned no metrics (for detection: no predicted box at all)', 'current',
                       level=logging.WARNING)
         if metrics:

@@ -15,13 +15,15 @@ _base_ = ['../bytetrack/bytetrack_yolox-x_vastmat-p1.py']
 model = dict(
     detector=dict(test_cfg=dict(score_thr=0.1, nms=dict(type='nms', iou_threshold=0.80))),
     extra_detections=dict(nms95=dict(nms=dict(type='nms', iou_threshold=0.95))),
+    # the model of configs/reid/reid_r50_1xb64-6e_vastmat-p1.py (keep in step: its checkpoint loads here)
     reid=dict(
         type='BaseReID',
-        data_preprocessor=None,
-        backbone=dict(type='mmdet.ResNet', depth=50, num_stages=4, out_indices=(3, ), style='pytorch'),
-        neck=dict(type='GlobalAveragePooling', kernel_size=(8, 4), stride=1),
+        data_preprocessor=dict(type='VastMATReIDDataPreprocessor', mean=[123.675, 116.28, 103.53],
+                               std=[58.395, 57.12, 57.375], to_rgb=True),
+        backbone=dict(type='mmpretrain.ResNet', depth=50, num_stages=4, out_indices=(3, ), style='pytorch'),
+        neck=dict(type='GlobalAveragePooling'),
         head=dict(type='LinearReIDHead', num_fcs=1, in_channels=2048, fc_channels=1024, out_channels=128,
-                  num_classes=1, loss_cls=dict(type='mmdet.CrossEntropyLoss', loss_weight=1.0),
+                  num_classes=22883, loss_cls=dict(type='mmpretrain.CrossEntropyLoss', loss_weight=1.0),
                   loss_triplet=dict(type='TripletLoss', margin=0.3, loss_weight=1.0),
                   norm_cfg=dict(type='BN1d'), act_cfg=dict(type='ReLU')),
         init_cfg=dict(type='Pretrained', checkpoint='work_dirs/reid_r50_1xb64-6e_vastmat-p1/epoch_6.pth')),

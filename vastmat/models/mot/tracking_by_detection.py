@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os.path as osp
 from typing import Any, Iterable
 
 import numpy as np
@@ -63,6 +64,14 @@ class TrackingByDetection(BaseMOTModel):
                          init_cfg)
         self.detector = MODELS.build(detector) if detector is not None else None
         self.reid = MODELS.build(reid) if reid is not None else None
+        init = getattr(self.reid, 'init_cfg', None)
+        if isinstance(init, dict) and init.get('type') == 'Pretrained':
+            # the runner initialises weights only when training: a test-time appearance model loads its
+            # checkpoint here (a whole-model --checkpoint loaded afterwards still overrides it)
+            if not osp.isfile(str(init.get('checkpoint'))) and '://' not in str(init.get('checkpoint')):
+                raise FileNotFoundError(f"model.reid.init_cfg.checkpoint: {init.get('checkpoint')} does not exist "
+                                        '(train the appearance model, e.g. tools/train.py configs/reid/...)')
+            self.reid.init_weights()
         self.reid_input_size = tuple(reid_input_size)
         self.extra_detections = dict(extra_detections or {})
         if self.extra_detections and not hasattr(getattr(self.detector, 'bbox_head', None), 'predict_by_feat'):
@@ -115,14 +124,25 @@ class TrackingByDetection(BaseMOTModel):
         return instances_to_detections(result), extra
 
     def _appearance(self, image: torch.Tensor, bboxes: np.ndarray, scale_factor: Any) -> np.ndarray:
-        """``reid`` features of the boxes' crops of ``image`` (the preprocessed frame)."""
+        """L2-normalised ``reid`` features of the boxes' crops of ``image`` (the frame as the detector's data
+        preprocessor left it: BGR, 0-255, resized). An mmdet ``BaseReID`` gets its own normalisation first (its
+        ``data_preprocessor``: BGR to RGB, mean and std), as in training and ``--dump-feats``."""
         from torchvision.ops import roi_align
         if len(bboxes) == 0:
             return np.zeros((0, 0))
         scale = np.tile(np.asarray(scale_factor if scale_factor is not None else (1.0, 1.0), np.float64), 2)
         boxes = torch.as_tensor(bboxes * scale, dtype=image.dtype, device=image.device)
-        crops = roi_align(image[None], [boxes], output_size=self.reid_input_size, aligned=True)
-        return self.reid(crops).detach().cpu().double().numpy().reshape(len(bboxes), -1)
+        crops = roi_align(image[None].float(), [boxes.float()], output_size=self.reid_input_size, aligned=True)
+        preprocessor = getattr(self.reid, 'data_preprocessor', None)
+        if preprocessor is not None and hasattr(preprocessor, 'mean'):
+            from mmdet.structures import ReIDDataSample
+            crops = preprocessor(dict(inputs=crops, data_samples=[ReIDDataSample() for _ in crops]), False)['inputs']
+            features = self.reid(crops, mode='tensor')
+        else:
+            features = self.reid(crops)
+        features = features[-1] if isinstance(features, (tuple, list)) else features
+        features = torch.nn.functional.normalize(features.detach().cpu().double().reshape(len(bboxes), -1), dim=1)
+        return features.numpy()
 
     def tracking_frame(self, inputs: torch.Tensor | None, frame_index: int, frame_sample: Any) -> TrackingFrame:
         """The tracker input of one frame, the same for a detector in the loop and cached detections."""
