@@ -56,7 +56,8 @@ def official_model(inputs: str, post_processors=(), **tracker_options):
     from vastmat.registry import MODELS
     init_default_scope('vastmat')
     tracker = dict(type='TrackTrackTracker', det_thr=0.60, init_thr=0.60, match_thr=0.60, max_time_lost=None,
-                   deleted_dets='nms95', camera_motion=dict(type='CachedCameraMotion', warp_root=osp.join(inputs, 'gmc')),
+                   deleted_dets='nms95',
+                   camera_motion=dict(type='CachedCameraMotion', warp_root=osp.join(inputs, 'gmc')),
                    **tracker_options)
     return MODELS.build(dict(type='TrackingByDetection', tracker=tracker, post_processors=list(post_processors)))
 

@@ -7,8 +7,9 @@ writes them to WORK_DIR/metrics.json.
 
 Detectors: ``--dump-dets DIR`` also writes DIR/<video>.txt (det.txt form), the cached detections of the trackers.
 Trackers: ``--det-root DIR`` reads cached detections (DIR/<video>.txt or DIR/<video>/det/det.txt) and skips the
-detector (``--extra-det-root NAME=DIR`` adds a named extra set, e.g. TrackTrack's ``nms95``); ``--data-root DIR`` tests on a VastMAT root or a plain MOTChallenge split folder (all its videos). The
-tracks are written to WORK_DIR/results/<video>.txt and, where ground truth exists, scored.
+detector (``--extra-det-root NAME=DIR`` adds a named extra set, e.g. TrackTrack's ``nms95``); ``--data-root DIR``
+tests on a VastMAT root or a plain MOTChallenge split folder (all its videos). The tracks are written to
+WORK_DIR/results/<video>.txt and, where ground truth exists, scored.
 ReID configs: ``--det-root DIR --dump-feats OUT`` writes OUT/<video>.txt, the det.txt rows of DIR followed by each
 box's L2-normalised appearance feature. Configs that load frames: ``--dump-warps OUT`` writes OUT/<video>.txt, the
 ECC camera-motion warp of every frame (BoT-SORT / TrackTrack GMC format).

@@ -12,7 +12,8 @@ Steps, per protocol:
 2. detections: ``--det-root`` (det.txt files of the protocol's test videos), or the ``--det-config`` detector
    (default: the demo's small YOLOX) with ``--checkpoint``, or, with neither, that detector trained on the
    protocol's train videos (``--train-iters``; a finished training in the work dir is reused). The detector is
-   tested on the test videos (its AP50 is printed) and its boxes dumped;
+   tested on the test videos (its AP50 is printed) and its boxes dumped, once more with NMS 0.95 (TrackTrack's
+   ``nms95`` set: the boxes NMS suppressed);
 3. tracking: every tracker the registry lists as a zoo member (:func:`vastmat.models.trackers.zoo_trackers`,
    plugins included) with its official defaults, once per matcher (``original``: the tracker's own; other names:
    ``configs/matchers/<name>.py``), on the cached detections (:func:`vastmat.apis.track_cached`);
@@ -140,11 +141,15 @@ def train_detector(config: str, data_root: str, protocol: str, work_dir: str, it
     return open(last, encoding='utf-8').read().strip()
 
 
-def detect(config: str, checkpoint: str, data_root: str, protocol: str, work_dir: str, out_dir: str) -> dict:
-    """Test the detector on the protocol's test videos and dump its boxes to ``out_dir``; returns its metrics."""
+def detect(config: str, checkpoint: str, data_root: str, protocol: str, work_dir: str, out_dir: str,
+           nms_iou: float | None = None) -> dict:
+    """Test the detector on the protocol's test videos and dump its boxes to ``out_dir`` (with NMS at ``nms_iou``
+    when given); returns its metrics."""
     from vastmat.engine.cli import apply_tracking_options, build_quiet_runner
     from vastmat.evaluation.metrics import DumpTrackingDetections
     cfg = _detector_config(config, data_root, protocol, work_dir)
+    if nms_iou is not None:
+        cfg.model.test_cfg.nms = dict(type='nms', iou_threshold=nms_iou)
     cfg.load_from = checkpoint
     cfg.test_dataloader.dataset.split = 'test'
     cfg.test_evaluator = [dict(type='VastMATDetMetric')]
@@ -165,10 +170,13 @@ def get_detections(args: argparse.Namespace, protocol: str, det_roots: dict, che
                                                              args.train_iters)
     det_root = osp.join(args.work_dir, protocol, 'dets')
     metrics = detect(args.det_config, checkpoint, args.data_root, protocol, work_dir, det_root)
+    nms95_root = osp.join(args.work_dir, protocol, 'dets_nms95')
+    detect(args.det_config, checkpoint, args.data_root, protocol, work_dir, nms95_root, nms_iou=0.95)
     scores = {key: metrics.get(f'det/{key}', float('nan')) for key in ('AP50', 'AP75', 'AP')}
     console.print(f'  {protocol}: detector ' + ', '.join(f'{k} {100 * v:.1f}' for k, v in scores.items())
-                  + f' on the test videos; boxes in {det_root}')
-    return dict(det_root=det_root, source='detector', checkpoint=checkpoint, **scores)
+                  + f' on the test videos; boxes in {det_root} (NMS 0.95: {nms95_root})')
+    return dict(det_root=det_root, source='detector', checkpoint=checkpoint, extra_det_roots=dict(nms95=nms95_root),
+                **scores)
 
 
 def matcher_config(name: str) -> dict | None:
@@ -177,8 +185,10 @@ def matcher_config(name: str) -> dict | None:
     return None if name == 'original' else matcher_fragment(name)
 
 
-def run_trackers(args: argparse.Namespace, protocol: str, det_root: str, videos: list[str]) -> dict:
-    """Every zoo tracker with every matcher on the protocol's detections; ``{(tracker, matcher): result}``."""
+def run_trackers(args: argparse.Namespace, protocol: str, det_root: str, videos: list[str],
+                 extra_det_roots: dict | None = None) -> dict:
+    """Every zoo tracker with every matcher on the protocol's detections (and named extra detection sets);
+    ``{(tracker, matcher): result}``."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from vastmat.apis import init_model, track_and_score
@@ -199,7 +209,8 @@ def run_trackers(args: argparse.Namespace, protocol: str, det_root: str, videos:
             cfg.model.tracker = tracker.config(matcher_config(matcher))
             try:
                 metrics, seconds = track_and_score(init_model(cfg), args.data_root, det_root, videos, run_dir,
-                                                   args.preset, progress=lambda _: progress.advance(task))
+                                                   args.preset, progress=lambda _: progress.advance(task),
+                                                   extra_det_roots=extra_det_roots)
             except MissingTrackerInput as exc:  # e.g. appearance features the cached detections do not carry
                 progress.console.print(f'  {tracker.name} + {matcher}: skipped, {exc}')
                 progress.advance(task, len(videos))
@@ -348,7 +359,8 @@ def main(argv: list[str] | None = None) -> dict:
         if not videos:
             raise UserInputError(f'{args.data_root}: {protocol}/test lists no videos')
         detections[protocol] = get_detections(args, protocol, det_roots, checkpoints)
-        results[protocol] = run_trackers(args, protocol, detections[protocol]['det_root'], videos)
+        results[protocol] = run_trackers(args, protocol, detections[protocol]['det_root'], videos,
+                                         detections[protocol].get('extra_det_roots'))
     out = report(args, detections, results)
     out['seconds'] = time.perf_counter() - start
     console.print(f'zoo benchmark finished in {out["seconds"]:.0f} s')

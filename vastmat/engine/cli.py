@@ -132,8 +132,8 @@ def _transforms(pipeline: list) -> list[dict]:
 
 
 def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
-    """``tools/test.py``'s ``--dump-dets``, ``--det-root``, ``--extra-det-root`` and ``--data-root``, applied to the test part of a config;
-    tracking results go to ``WORK_DIR/results`` unless the config names another folder."""
+    """``tools/test.py``'s ``--dump-dets``, ``--det-root``, ``--extra-det-root`` and ``--data-root``, applied to the
+    test part of a config; tracking results go to ``WORK_DIR/results`` unless the config names another folder."""
     from vastmat.datasets.sequences import is_vastmat_root
     dataset = cfg.test_dataloader.dataset
     if getattr(args, 'dump_dets', None):
