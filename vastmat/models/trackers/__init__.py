@@ -2,8 +2,10 @@
 frame); the ByteTrack family shares :mod:`.track_lifecycle`."""
 from .base_tracker import BaseTracker
 from .byte_tracker import BYTETracker
+from .diffmot_tracker import DiffMOTTracker
 from .track_lifecycle import Track, TrackLifecycle
 from .tracktrack import TrackTrackTracker
 from .zoo import ZooTracker, zoo_trackers
 
-__all__ = ['BaseTracker', 'BYTETracker', 'Track', 'TrackLifecycle', 'TrackTrackTracker', 'ZooTracker', 'zoo_trackers']
+__all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'Track', 'TrackLifecycle', 'TrackTrackTracker', 'ZooTracker',
+           'zoo_trackers']

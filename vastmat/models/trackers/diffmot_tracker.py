@@ -1,0 +1,328 @@
+"""DiffMOT (Lv et al., CVPR 2024): a faithful port of the official ``diffmottracker.update`` (Kroery/DiffMOT
+``tracker/DiffMOTtracker.py``, reference/trackers.md section 2) with swappable matchers.
+
+No Kalman filter: every tracked and lost track's next box comes from the D2MP motion model
+(:class:`vastmat.models.motion.D2MP`), one batched call per frame on each track's last 5 ``[cx, cy, w, h, dcx, dcy,
+dw, dh]`` conditions (padded by repeating the last one). Association, per frame:
+
+1. high detections ``score > high_thres``, second ones ``low_thres < score < high_thres``;
+2. first stage (Deep-OC-SORT style), tracked + lost tracks (predicted boxes) against the high detections: when every
+   row and column has at most one similarity > 0.1 those pairs are taken directly; otherwise the assignment (lapjv
+   without a cost limit) minimises ``-(S + emb * w)`` where the frame has appearance features (``emb`` the cosine
+   similarity of track and detection embeddings, ``w`` Deep-OC-SORT's dynamic weight ``compute_aw_new_metric``) and
+   ``-S`` where it has none; pairs with ``S < 0.1`` are dropped. Matched tracks move their embedding towards the
+   detection's with the confidence-dependent ``alpha``;
+3. second stage (ByteTrack-like): the still-unmatched tracked tracks against the second detections, ``1 - S`` with
+   lapjv ``cost_limit`` 0.5; the rest are lost;
+4. unconfirmed tracks (not predicted) against the high detections left, ``cost_limit`` 0.7; the unmatched ones are
+   removed; new tracks from the high detections left; lost tracks older than ``max_time_lost`` removed; duplicate
+   removal between tracked and lost tracks (:mod:`.track_lifecycle`).
+
+Faithful quirks kept: the unconfirmed stage's embedding update takes ``alpha`` by the detection's position in the
+*remaining* list (the official ``dets_alpha[idet]``); an unconfirmed track's first condition is overwritten by its
+second detection; re-activation keeps the track's old score; the reported box is the detection's (``_tlwh``).
+
+``matcher`` replaces IoU in the three association stages (``S``; pairs a gate rejects get ``S = 0``, cost 1);
+duplicate removal keeps the original IoU, as BYTETracker does. The diffusion noise comes from a ``torch.Generator``
+seeded with ``seed`` at every video start, so a run is reproducible (the official code draws from torch's global
+generator).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from vastmat.registry import MATCHERS, MODELS
+from vastmat.structures.bbox import ltwh_to_xyxy, xyxy_to_ltwh
+from vastmat.structures.tracking import MissingTrackerInput, TrackingFrame, TrackOutput
+
+from ..association.solvers import LapJV
+from ..motion.d2mp import D2MP
+from .base_tracker import BaseTracker
+from .track_lifecycle import TRACKED, Track, TrackLifecycle
+
+HISTORY = 5  # the official `interval`: D2MP conditions on the last 5 states
+
+
+class DiffTrack(Track):
+    """A DiffMOT track: the lifecycle fields, the box (``ltwh``), the condition history, the last two entries of
+    the official "all" (prediction or detection) and "observation" memories, and the appearance embedding."""
+
+    __slots__ = ('ltwh', 'conds', 'a_last', 'a_prev', 'o_last', 'o_prev', 'emb')
+
+    def __init__(self, track_id: int, ltwh: np.ndarray, score: float, frame_id: int,
+                 emb: np.ndarray | None) -> None:
+        super().__init__(track_id, score, frame_id)
+        self.ltwh = ltwh
+        xywh = self.xywh
+        self.a_last = self.o_last = xywh
+        self.a_prev = self.o_prev = None
+        self.conds = [np.concatenate([xywh, xywh - xywh])]  # official `activate`
+        self.emb = emb
+
+    @property
+    def xywh(self) -> np.ndarray:
+        """Centre x, centre y, width, height (official ``STrack.xywh``)."""
+        return np.concatenate([self.ltwh[:2] + self.ltwh[2:] / 2, self.ltwh[2:]])
+
+    def predicted(self, ltwh: np.ndarray) -> None:
+        """Official ``multi_predict_diff`` for one track: the box becomes the prediction, which joins the memory
+        and the conditions."""
+        self.ltwh = ltwh
+        xywh = self.xywh
+        self.a_prev, self.a_last = self.a_last, xywh
+        self._push(np.concatenate([xywh, xywh - self.a_prev]))
+
+    def _push(self, cond: np.ndarray) -> None:
+        self.conds.append(cond)
+        if len(self.conds) > HISTORY:
+            del self.conds[0]
+
+    def observed(self, ltwh: np.ndarray, from_observation: bool) -> None:
+        """Official ``update`` / ``re_activate``: the box becomes the detection and replaces the last memory entry
+        and the last condition; the delta is taken from the previous prediction-or-detection, or for a track not
+        yet activated from its previous observation."""
+        self.ltwh = ltwh
+        xywh = self.xywh
+        self.o_prev, self.o_last = self.o_last, xywh
+        self.a_last = xywh
+        self.conds[-1] = np.concatenate([xywh, xywh - (self.o_prev if from_observation else self.a_prev)])
+
+    def update_features(self, feature: np.ndarray, alpha: float) -> None:
+        """Official ``update_features``: exponential moving average, renormalised."""
+        emb = alpha * self.emb + (1 - alpha) * feature
+        self.emb = emb / np.linalg.norm(emb)
+
+
+def track_boxes(tracks: list[DiffTrack]) -> np.ndarray:
+    """x1 y1 x2 y2 of the tracks' current boxes (official ``STrack.tlbr``)."""
+    if not tracks:
+        return np.zeros((0, 4))
+    return ltwh_to_xyxy(np.array([t.ltwh for t in tracks]))
+
+
+def compute_aw_new_metric(emb_cost: np.ndarray, w_association_emb: float, max_diff: float) -> np.ndarray:
+    """Deep-OC-SORT's dynamic appearance weight: ``w + min(top1 - top2 of the row, max_diff) / 2 + min(top1 - top2
+    of the column, max_diff) / 2`` (a row or column term only with at least two entries), vectorised."""
+    n, m = emb_cost.shape
+    row = np.zeros(n)
+    col = np.zeros(m)
+    if m >= 2:
+        top = np.sort(emb_cost, axis=1)
+        row = np.minimum(top[:, -1] - top[:, -2], max_diff) / 2
+    if n >= 2:
+        top = np.sort(emb_cost, axis=0)
+        col = np.minimum(top[-1] - top[-2], max_diff) / 2
+    # the official adds the row bonus to zeros, then the column bonus, then the base weight
+    return w_association_emb + ((0.0 + row[:, None]) + col[None, :])
+
+
+@MODELS.register_module()
+class DiffMOTTracker(BaseTracker):
+    """The official DiffMOT tracker (defaults: the official DanceTrack test config).
+
+    Args:
+        high_thres: high-score threshold (``score > high_thres``), also the new-track threshold (0.6).
+        low_thres: lower bound of the second-stage detections (0.4; MOT17/MOT20 configs 0.1).
+        w_assoc_emb: base weight of the appearance similarity in the first stage (2.2).
+        aw_param: cap of the dynamic weight's top1 - top2 bonus (official ``max_diff``, 1.7).
+        max_time_lost: frames a lost track is kept (30: the official tracker is built with frame_rate=30).
+        first_iou_thresh: the first stage's similarity threshold (0.1, hard-coded in the original).
+        second_match_thresh, unconfirmed_match_thresh: lapjv cost limits (0.5, 0.7).
+        duplicate_thresh: tracked/lost pairs with IoU distance below this are duplicates (0.15).
+        alpha_fixed_emb: the embedding EMA's base ``alpha`` (0.95).
+        matcher: similarity of the association stages (default: IoU with the +1 pixel convention).
+        motion: the motion model (``MODELS`` config; ``checkpoint`` names its trained weights).
+        seed: seed of the diffusion noise generator, reset at every video start.
+        image_size: ``(height, width)`` for frames that carry no ``image_size`` (D2MP works on coordinates
+            normalised by the image size; the official code reads it from seqinfo.ini, as the cached-detection
+            pipeline does); None: such frames are an error.
+        allow_untrained_motion: run with a D2MP that has no trained weights (tests, speed checks). Otherwise
+            tracking without weights raises :class:`MissingTrackerInput` naming the setting to give.
+    """
+
+    zoo_name = 'DiffMOT'
+    required_inputs = ('image_size', )
+
+    def __init__(self, high_thres: float = 0.6, low_thres: float = 0.4, w_assoc_emb: float = 2.2,
+                 aw_param: float = 1.7, max_time_lost: int = 30, first_iou_thresh: float = 0.1,
+                 second_match_thresh: float = 0.5, unconfirmed_match_thresh: float = 0.7,
+                 duplicate_thresh: float = 0.15, alpha_fixed_emb: float = 0.95,
+                 matcher: dict | Any | None = None, motion: dict | Any | None = None, seed: int = 0,
+                 image_size: tuple[int, int] | None = None, allow_untrained_motion: bool = False,
+                 init_cfg: dict | None = None) -> None:
+        super().__init__(init_cfg)
+        self.high_thres, self.low_thres = high_thres, low_thres
+        self.w_assoc_emb, self.aw_param = w_assoc_emb, aw_param
+        self.max_time_lost, self.first_iou_thresh = max_time_lost, first_iou_thresh
+        self.alpha_fixed_emb = alpha_fixed_emb
+        matcher = matcher if matcher is not None else dict(type='IoU', plus_one=True)
+        self.matcher = MATCHERS.build(matcher) if isinstance(matcher, dict) else matcher
+        self.first_solver = LapJV(float('inf'))  # official linear_assignment2: lapjv without a cost limit
+        self.second_solver, self.unconfirmed_solver = LapJV(second_match_thresh), LapJV(unconfirmed_match_thresh)
+        motion = motion if motion is not None else dict(type=D2MP.__name__)
+        self.motion = MODELS.build(motion) if isinstance(motion, dict) else motion
+        self.motion.eval()
+        self.seed, self.allow_untrained_motion = seed, allow_untrained_motion
+        self.image_size = tuple(image_size) if image_size is not None else None
+        if self.image_size is not None:
+            self.required_inputs = ()
+        self.tracks = TrackLifecycle(track_boxes, duplicate_thresh)
+        self.generator: torch.Generator | None = None
+
+    def train(self, mode: bool = True) -> 'DiffMOTTracker':
+        """The motion model always predicts in eval mode (no dropout), as in the official tracker."""
+        super().train(mode)
+        self.motion.eval()
+        return self
+
+    def reset(self) -> None:
+        self.tracks.reset()
+        self.generator = None  # re-seeded at the video's first prediction (on the motion model's device)
+
+    # ---------------------------------------------------------------------------------------------------- motion
+    def _predict(self, tracks: list[DiffTrack], width: float, height: float) -> None:
+        """Official ``multi_predict_diff``: one D2MP call for every track; the boxes become the predictions."""
+        if not tracks:
+            return
+        scale = np.array([width, height, width, height])
+        conds = np.empty((len(tracks), HISTORY, 8))
+        for i, t in enumerate(tracks):
+            n = len(t.conds)
+            conds[i, :n] = t.conds
+            conds[i, n:] = t.conds[-1]  # shorter histories: the last entry repeated at the end
+        conds /= np.tile(scale, 2)
+        device = self.motion.encoder.cls_token.device
+        if self.generator is None:
+            self.generator = torch.Generator(device=device).manual_seed(self.seed)
+        with torch.no_grad():
+            deltas = self.motion.predict_deltas(torch.from_numpy(conds).float().to(device), self.generator)
+        xywh = np.array([t.xywh for t in tracks])
+        pred = (deltas.cpu().numpy() + xywh / scale) * scale  # float32 + float64, as the official
+        pred[:, 0] -= pred[:, 2] / 2
+        pred[:, 1] -= pred[:, 3] / 2
+        for t, ltwh in zip(tracks, pred):
+            t.predicted(ltwh)
+
+    # ----------------------------------------------------------------------------------------------------- update
+    def update(self, frame: TrackingFrame) -> TrackOutput:
+        if not (self.allow_untrained_motion or getattr(self.motion, 'has_weights', True)):
+            raise MissingTrackerInput(
+                f'video {frame.video_name!r} frame {frame.frame_id}: DiffMOTTracker needs a trained D2MP motion '
+                'model: set model.tracker.motion.checkpoint=PATH (train one with tools/train.py '
+                'configs/d2mp/d2mp_1xb2048-800e_vastmat-p1.py) or test with --checkpoint of a model holding it; '
+                'model.tracker.allow_untrained_motion=True runs the untrained model (tests only)')
+        if frame.image_size is None and self.image_size is None:
+            frame.require('image_size')
+        height, width = frame.image_size if frame.image_size is not None else self.image_size
+        frame_id, scores = frame.frame_id, frame.scores
+        high = scores > self.high_thres
+        second = (scores > self.low_thres) & (scores < self.high_thres)
+        # detections as the original holds them (left, top, width, height; costs recompute x2 = left + width)
+        ltwh = xyxy_to_ltwh(np.concatenate([frame.bboxes[high], frame.bboxes[second]]))
+        boxes = ltwh_to_xyxy(ltwh)
+        det_scores = np.concatenate([scores[high], scores[second]])
+        num_high = int(high.sum())
+        second_idx = np.arange(num_high, len(boxes))
+        features = frame.features[high] if frame.features is not None else None
+        trust = (det_scores[:num_high] - self.high_thres) / (1 - self.high_thres)
+        det_alpha = self.alpha_fixed_emb + (1 - self.alpha_fixed_emb) * (1 - trust)
+
+        confirmed, unconfirmed = self.tracks.confirmed_and_unconfirmed()
+        pool = self.tracks.pool(confirmed)
+        self._predict(pool, width, height)
+
+        # one similarity matrix serves the three stages: the pool's boxes are its predictions throughout, the
+        # unconfirmed tracks are not predicted
+        similarity = self.matcher(track_boxes(pool + unconfirmed), boxes, num_high_conf=num_high)
+        similarity = similarity.scores if similarity.gate is None else similarity.scores * similarity.gate
+        activated, refound = [], []
+
+        # first association: tracked and lost tracks against the high detections
+        first = similarity[:len(pool), :num_high]
+        pairs = self._first_pairs(first, pool, features)
+        matched_rows, matched_cols = set(pairs[:, 0].tolist()), set(pairs[:, 1].tolist())
+        u_det = [j for j in range(num_high) if j not in matched_cols]
+        u_track = [i for i in range(len(pool)) if i not in matched_rows]
+        for i, j in pairs:
+            if first[i, j] < self.first_iou_thresh:
+                u_det.append(int(j))
+                u_track.append(int(i))
+                continue
+            track = pool[i]
+            if track.state == TRACKED:
+                self._update(track, ltwh[j], det_scores[j], frame_id)
+                activated.append(track)
+            else:  # re_activate: the score is not updated
+                self._reactivate(track, ltwh[j], frame_id)
+                refound.append(track)
+            if features is not None:
+                track.update_features(features[j], det_alpha[j])
+
+        # second association: the remaining tracked tracks against the second detections
+        rows = np.array([i for i in u_track if pool[i].state == TRACKED], np.int64)
+        remaining = [pool[i] for i in rows]
+        stage = self.second_solver(1.0 - similarity[np.ix_(rows, second_idx)])
+        for i, j in stage.matches:
+            self._update(remaining[i], ltwh[second_idx[j]], det_scores[second_idx[j]], frame_id)
+            activated.append(remaining[i])
+        new_lost = [remaining[i] for i in stage.unmatched_rows]
+
+        # unconfirmed tracks against the high detections left (in the first stage's order)
+        left = np.array(u_det, np.int64)
+        unconfirmed_rows = np.arange(len(pool), len(pool) + len(unconfirmed))
+        third = self.unconfirmed_solver(1.0 - similarity[np.ix_(unconfirmed_rows, left)])
+        for i, j in third.matches:
+            track = unconfirmed[i]
+            self._update(track, ltwh[left[j]], det_scores[left[j]], frame_id)
+            if features is not None:
+                # [faithful] alpha indexed by the position in the remaining list (official dets_alpha[idet])
+                track.update_features(features[left[j]], det_alpha[j])
+            activated.append(track)
+        removed = [unconfirmed[i] for i in third.unmatched_rows]
+
+        # new tracks from the high detections nobody took
+        for j in third.unmatched_cols:
+            det = int(left[j])
+            if det_scores[det] < self.high_thres:
+                continue
+            activated.append(DiffTrack(self.tracks.new_id(), ltwh[det].copy(), float(det_scores[det]), frame_id,
+                                       None if features is None else features[det]))
+
+        removed += self.tracks.stale_lost(frame_id, self.max_time_lost)
+        return self._output(self.tracks.finish_frame(activated, refound, new_lost, removed))
+
+    def _first_pairs(self, similarity: np.ndarray, pool: list[DiffTrack], features: np.ndarray | None) -> np.ndarray:
+        """The first stage's candidate pairs (before the 0.1 filter), in the official order."""
+        if min(similarity.shape) == 0:
+            return np.zeros((0, 2), np.int64)
+        above = similarity > self.first_iou_thresh
+        if above.sum(1).max() == 1 and above.sum(0).max() == 1:
+            return np.stack(np.nonzero(above), axis=1)
+        cost = -similarity
+        if features is not None:
+            track_embs = np.array([t.emb if t.emb is not None else np.zeros(features.shape[1]) for t in pool])
+            emb = track_embs @ features.T
+            emb = emb * compute_aw_new_metric(emb, self.w_assoc_emb, self.aw_param)
+            cost = -(similarity + emb)
+        return self.first_solver(cost).matches
+
+    @staticmethod
+    def _update(track: DiffTrack, ltwh: np.ndarray, score: float, frame_id: int) -> None:
+        """Official ``update``."""
+        track.observed(ltwh.copy(), from_observation=not track.is_activated)
+        track.mark_matched(float(score), frame_id)
+
+    @staticmethod
+    def _reactivate(track: DiffTrack, ltwh: np.ndarray, frame_id: int) -> None:
+        """Official ``re_activate`` (a lost track is always activated: the delta uses the last prediction)."""
+        track.observed(ltwh.copy(), from_observation=False)
+        track.mark_matched(track.score, frame_id)
+
+    def _output(self, tracks: list[DiffTrack]) -> TrackOutput:
+        if not tracks:
+            return TrackOutput.empty()
+        return TrackOutput(np.array([t.track_id for t in tracks], np.int64), track_boxes(tracks),
+                           np.array([t.score for t in tracks]))
