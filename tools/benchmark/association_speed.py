@@ -7,8 +7,10 @@ matcher, side by side with mmdet's ByteTracker on the same detections (and BoxMO
         [--feature-dim 128] [--out FILE.json]
 
 TrackTrack and DiffMOT get ``--feature-dim`` random unit appearance features per detection (their appearance
-terms cost a matrix product; 0: none), TrackTrack runs without the NMS-0.95 set and camera motion, DiffMOT's D2MP
-(randomly initialised: the speed does not depend on the weights) runs on the CPU with the current torch threads.
+terms cost a matrix product; 0: none), TrackTrack runs without the NMS-0.95 set and camera motion. DiffMOT's D2MP
+runs on the CPU with the current torch threads; its time grows with the number of tracks it predicts (tracked and
+lost ones), which depends on the weights: give a trained one with ``--d2mp-checkpoint`` (untrained weights scatter
+the predictions, tracks get lost and the pool grows, so the untrained speed is a pessimistic bound).
 
 ``--data-root`` is a MOTChallenge split folder (``<video>/seqinfo.ini``) or a VastMAT root; detections come from
 ``<video>/det/det.txt`` or ``--det-root``. AnimalTrack train at 10 FPS with simulated detections:
@@ -45,13 +47,15 @@ sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # byte_tracker_reference
 
 
 def load_videos(data_root: str, det_root: str | None, limit: int | None) -> list[dict]:
-    """Per video: frame rate and, per frame, (boxes xyxy, scores)."""
+    """Per video: frame rate, image size and, per frame, (boxes xyxy, scores)."""
     videos = []
     for name in list_sequences(data_root)[:limit]:
         sequence = load_sequence(data_root, name, with_gt=False)
         dets = VideoDetections(detection_file(det_root or data_root, name), sequence.length)
         frames = [(d.bboxes, d.scores) for d in map(dets.get, range(1, sequence.length + 1))]
-        videos.append(dict(name=name, frame_rate=float(sequence.frame_rate or 30), frames=frames))
+        size = (int(sequence.info['imHeight']), int(sequence.info['imWidth'])) \
+            if sequence.info.get('imHeight') and sequence.info.get('imWidth') else None
+        videos.append(dict(name=name, frame_rate=float(sequence.frame_rate or 30), image_size=size, frames=frames))
     return videos
 
 
@@ -70,7 +74,8 @@ def features_prepare(dim: int) -> Callable:
             if features is not None:
                 features /= np.linalg.norm(features, axis=1, keepdims=True)
             frames.append(TrackingFrame.from_arrays(boxes, scores, i + 1, video_name=video['name'],
-                                                    frame_rate=video['frame_rate'], features=features))
+                                                    frame_rate=video['frame_rate'], features=features,
+                                                    image_size=video['image_size']))
         return frames
     return prepare
 
@@ -149,9 +154,14 @@ def main(argv=None) -> dict:
                         choices=['bytetrack', 'tracktrack', 'diffmot'], help='VastMAT trackers to time per matcher')
     parser.add_argument('--feature-dim', type=int, default=128,
                         help='random appearance features per detection for TrackTrack and DiffMOT (0: none)')
+    parser.add_argument('--d2mp-checkpoint', help="DiffMOT's trained D2MP (default: untrained weights)")
     parser.add_argument('--out', help='JSON file for the results')
     args = parser.parse_args(argv)
 
+    if args.d2mp_checkpoint:
+        EXTRA_TRACKERS['diffmot'][1]['motion'] = dict(type='D2MP', checkpoint=args.d2mp_checkpoint)
+    else:
+        EXTRA_TRACKERS['diffmot'][1]['allow_untrained_motion'] = True
     videos = load_videos(args.data_root, args.det_root, args.videos)
     num_frames = sum(len(v['frames']) for v in videos)
     num_dets = sum(len(s) for v in videos for _, s in v['frames'])
