@@ -75,3 +75,6 @@ def test_zoo_tracker_without_its_inputs_is_skipped_and_reported(demo_root, demo_
         MODELS.module_dict.pop('NeedsFeatures')
     assert set(out['table8']['protocol1']) == {'ByteTrack + original'}
     assert 'features' in out['skipped']['protocol1/NeedsFeatures/original']
+    # given det.txt files without the NMS-0.95 set, TrackTrack is skipped naming it; DiffMOT without a trained D2MP
+    assert 'nms95' in out['skipped']['protocol1/TrackTrack/original']
+    assert 'motion.checkpoint' in out['skipped']['protocol1/DiffMOT/original']

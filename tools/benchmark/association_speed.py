@@ -3,14 +3,14 @@
 matcher, side by side with mmdet's ByteTracker on the same detections (and BoxMOT's ByteTrack when installed).
 
     python tools/benchmark/association_speed.py --data-root DIR [--det-root DIR] [--videos N] [--repeats R]
-        [--matchers iou diou cda_fixed cda_adaptive] [--trackers bytetrack tracktrack diffmot]
-        [--feature-dim 128] [--out FILE.json]
+        [--matchers iou diou cda_fixed cda_adaptive] [--trackers bytetrack tracktrack [diffmot]]
+        [--d2mp-checkpoint CKPT] [--feature-dim 128] [--out FILE.json]
 
 TrackTrack and DiffMOT get ``--feature-dim`` random unit appearance features per detection (their appearance
 terms cost a matrix product; 0: none), TrackTrack runs without the NMS-0.95 set and camera motion. DiffMOT's D2MP
 runs on the CPU with the current torch threads; its time grows with the number of tracks it predicts (tracked and
 lost ones), which depends on the weights: give a trained one with ``--d2mp-checkpoint`` (untrained weights scatter
-the predictions, tracks get lost and the pool grows, so the untrained speed is a pessimistic bound).
+the predictions, tracks get lost and the pool grows, so DiffMOT is timed only with a trained D2MP).
 
 ``--data-root`` is a MOTChallenge split folder (``<video>/seqinfo.ini``) or a VastMAT root; detections come from
 ``<video>/det/det.txt`` or ``--det-root``. AnimalTrack train at 10 FPS with simulated detections:
@@ -150,18 +150,19 @@ def main(argv=None) -> dict:
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--matchers', nargs='+', default=['iou', 'diou', 'cda_fixed', 'cda_adaptive'],
                         help='names of configs/matchers/*.py')
-    parser.add_argument('--trackers', nargs='+', default=['bytetrack', 'tracktrack', 'diffmot'],
-                        choices=['bytetrack', 'tracktrack', 'diffmot'], help='VastMAT trackers to time per matcher')
+    parser.add_argument('--trackers', nargs='+', default=['bytetrack', 'tracktrack'],
+                        choices=['bytetrack', 'tracktrack', 'diffmot'],
+                        help='VastMAT trackers to time per matcher (diffmot needs --d2mp-checkpoint)')
     parser.add_argument('--feature-dim', type=int, default=128,
                         help='random appearance features per detection for TrackTrack and DiffMOT (0: none)')
     parser.add_argument('--d2mp-checkpoint', help="DiffMOT's trained D2MP (default: untrained weights)")
     parser.add_argument('--out', help='JSON file for the results')
     args = parser.parse_args(argv)
 
+    if 'diffmot' in args.trackers and not args.d2mp_checkpoint:
+        parser.error('--trackers diffmot needs --d2mp-checkpoint (a trained D2MP: configs/d2mp/)')
     if args.d2mp_checkpoint:
         EXTRA_TRACKERS['diffmot'][1]['motion'] = dict(type='D2MP', checkpoint=args.d2mp_checkpoint)
-    else:
-        EXTRA_TRACKERS['diffmot'][1]['allow_untrained_motion'] = True
     videos = load_videos(args.data_root, args.det_root, args.videos)
     num_frames = sum(len(v['frames']) for v in videos)
     num_dets = sum(len(s) for v in videos for _, s in v['frames'])
