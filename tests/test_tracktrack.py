@@ -199,3 +199,25 @@ def test_matcher_table_runs_tracktrack_with_each_matcher(tmp_path):
         per_video = json.load(open(tmp_path / matcher / 'metrics_per_video.json'))
         assert set(per_video) == {'chicken_3', 'zebra_3', 'COMBINED'}
         assert per_video['COMBINED']['HOTA'] > 0.5, matcher
+
+
+def test_official_presets_and_per_video_overrides():
+    """The official per-dataset settings are configs; MOT17's per-sequence thresholds follow the video's name."""
+    import os.path as osp
+
+    from mmengine.config import Config
+
+    from conftest import REPO
+    cfg = Config.fromfile(osp.join(REPO, 'configs', 'tracktrack', 'tracktrack_cached-dets_official-mot17.py'))
+    tracker = TrackTrackTracker(**{k: v for k, v in cfg.model.tracker.items() if k not in ('type', 'camera_motion')})
+    assert (tracker.gate.thr, tracker.aspect_ratio_thresh, tracker.max_time_lost) == (0.10, 1.6, None)
+    seen = {}
+    for video in ('MOT17-03-FRCNN', 'MOT17-05-FRCNN', 'MOT17-14-FRCNN'):
+        tracker.reset()
+        tracker.update(_frame(1, [[0, 0, 20, 40]], [0.9], video_name=video, extra_dets=dict(
+            nms95=FrameDetections(np.zeros((0, 4)), np.zeros(0)))))
+        seen[video] = (tracker.det_thr, tracker.init_thr, tracker.match_thr)
+    assert seen == {'MOT17-03-FRCNN': (0.65, 0.75, 0.70), 'MOT17-05-FRCNN': (0.60, 0.70, 0.70),
+                    'MOT17-14-FRCNN': (0.45, 0.55, 0.70)}
+    dance = Config.fromfile(osp.join(REPO, 'configs', 'tracktrack', 'tracktrack_cached-dets_official-dancetrack.py'))
+    assert dance.model.tracker.freeze_wh_velocity and dance.model.post_processors[0].type == 'AFLink'

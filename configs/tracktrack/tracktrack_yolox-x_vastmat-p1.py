@@ -10,7 +10,7 @@
 #       --cfg-options model.reid.init_cfg.checkpoint=REID_CKPT model.post_processors.0.checkpoint=AFLINK_CKPT
 # Faster for association experiments: dump the inputs once (--dump-dets, --dump-feats, --dump-warps) and use
 # tracktrack_cached-dets.py.
-_base_ = ['../bytetrack/bytetrack_yolox-x_vastmat-p1.py']
+_base_ = ['../bytetrack/bytetrack_yolox-x_vastmat-p1.py', '../_base_/trackers/tracktrack_vastmat.py']
 
 model = dict(
     detector=dict(test_cfg=dict(score_thr=0.1, nms=dict(type='nms', iou_threshold=0.80))),
@@ -28,23 +28,5 @@ model = dict(
                   norm_cfg=dict(type='BN1d'), act_cfg=dict(type='ReLU')),
         init_cfg=dict(type='Pretrained', checkpoint='work_dirs/reid_r50_1xb64-6e_vastmat-p1/epoch_6.pth')),
     reid_input_size=(384, 128),
-    tracker=dict(
-        _delete_=True,
-        type='TrackTrackTracker',
-        det_thr=0.60,
-        init_thr=0.60,
-        match_thr=0.60,
-        reduce_step=0.05,
-        penalty_p=0.20,
-        penalty_q=0.40,
-        tai_thr=0.55,
-        min_len=3,
-        max_time_lost=20,
-        matcher=dict(type='HMIoU', plus_one=True),
-        gate=dict(type='NormDIoUGate', thr=0.10),
-        deleted_dets='nms95',
-        camera_motion=dict(type='ECCCameraMotion'),
-        min_box_area=100,
-        aspect_ratio_thresh=None),
-    post_processors=[dict(type='AFLink', thrT=(0, 20), thrS=100, thrP=0.05,
-                          checkpoint='work_dirs/postlinker_vastmat-p1/epoch_20.pth')])
+    tracker=dict(_delete_=True, camera_motion=dict(type='ECCCameraMotion'), **_base_.tracker),
+    post_processors=[_base_.aflink])

@@ -4,7 +4,6 @@ _base_ = ['./tracktrack_yolox-x_vastmat-p1.py']
 
 model = dict(
     reid=dict(init_cfg=dict(checkpoint='work_dirs/reid_r50_1xb64-6e_vastmat-p2/epoch_6.pth')),
-    post_processors=[dict(type='AFLink', thrT=(0, 20), thrS=100, thrP=0.05,
-                          checkpoint='work_dirs/postlinker_vastmat-p2/epoch_20.pth')])
+    post_processors=[dict(_base_.aflink, checkpoint='work_dirs/postlinker_vastmat-p2/epoch_20.pth')])
 test_dataloader = dict(dataset=dict(protocol='protocol2'))
 val_dataloader = test_dataloader
