@@ -77,3 +77,23 @@ def test_cached_dets_configs_select_their_matchers():
     for name in [*expected, 'bytetrack_yolox-x_vastmat-p1.py', 'bytetrack_yolox-x_vastmat-p2.py']:
         cfg = Config.fromfile(osp.join(CONFIGS, 'bytetrack', name))
         assert cfg.model.tracker.type == 'BYTETracker' and cfg.model.tracker.buffer_frame_rate == 30, name
+
+
+def test_tracktrack_with_yolox_x_builds_every_input_in_the_loop():
+    """TrackTrack's full-size in-loop config: YOLOX-X with the NMS-0.80 main set and an NMS-0.95 extra set, the
+    ResNet-50 ReID model at 384x128, ECC camera motion, AFLink; a detector checkpoint still loads into the detector."""
+    cfg, model = build('tracktrack/tracktrack_yolox-x_vastmat-p1.py',
+                       reid=dict(Config.fromfile(osp.join(CONFIGS, 'tracktrack', 'tracktrack_yolox-x_vastmat-p1.py'))
+                                 .model.reid, init_cfg=None),
+                       post_processors=[dict(type='AFLink')])
+    assert type(model.detector).__name__ == 'YOLOX' and model.detector.bbox_head.test_cfg.nms.iou_threshold == 0.8
+    assert model.extra_detections == dict(nms95=dict(nms=dict(type='nms', iou_threshold=0.95)))
+    assert type(model.reid).__name__ == 'BaseReID' and model.reid_input_size == (384, 128)
+    tracker = model.tracker
+    assert type(tracker).__name__ == 'TrackTrackTracker' and type(tracker.camera_motion).__name__ == 'ECCCameraMotion'
+    assert (tracker.det_thr, tracker.max_time_lost, type(tracker.gate).__name__) == (0.6, 20, 'NormDIoUGate')
+    assert set(tracker.required_inputs) >= {'extra_dets.nms95', 'image'}
+    assert type(model.post_processor0).__name__ == 'AFLink'
+    # a missing ReID checkpoint is named
+    with pytest.raises(FileNotFoundError, match='model.reid.init_cfg.checkpoint'):
+        build('tracktrack/tracktrack_yolox-x_vastmat-p1.py', post_processors=[])
