@@ -224,6 +224,18 @@ def test_dumped_features_equal_runner_free_extraction_and_round_trip(dumped_feat
     np.testing.assert_array_equal(cached.features, dets.features[in_frame])
 
 
+def test_dump_feats_on_detections_that_are_all_empty(trained_reid, demo_root, tmp_path):
+    """A detector that found nothing above its threshold: every video still gets its (empty) file."""
+    from vastmat.datasets.sequences import read_split
+    videos = read_split(demo_root, 'protocol1', 'test')
+    for video in videos:
+        (tmp_path / f'{video}.txt').write_text('')
+    tool('tools/test.py', TINY_REID, '--checkpoint', trained_reid, '--det-root', tmp_path, '--dump-feats',
+         tmp_path / 'out', '--data-root', demo_root, '--work-dir', tmp_path / 'work')
+    assert sorted(os.listdir(tmp_path / 'out')) == sorted(f'{v}.txt' for v in videos)
+    assert all(osp.getsize(tmp_path / 'out' / f'{v}.txt') == 0 for v in videos)
+
+
 def test_dump_feats_needs_det_root_and_a_reid_config(demo_root, tmp_path):
     with pytest.raises(SystemExit) as done:
         tool('tools/test.py', TINY_REID, '--dump-feats', tmp_path)

@@ -229,4 +229,6 @@ def test_association_speed_benchmark_runs_and_checks_identity(tmp_path):
     assert result['identical_to_reference'] is True and result['frames'] == 250
     assert set(result['trackers']) == {'BYTETracker (iou)', 'BYTETracker (cda_fixed)', 'mmdet ByteTracker',
                                        'BYTETracker reference (per-track, official structure)',
-                                       'SORT (plugin)'}
+                                       'SORT (plugin)', 'TrackTrackTracker (iou)', 'TrackTrackTracker (cda_fixed)'}
+    with pytest.raises(SystemExit):  # DiffMOT is timed with a trained D2MP only
+        tool('tools/benchmark/association_speed.py', '--data-root', TUD, '--trackers', 'diffmot')

@@ -249,6 +249,9 @@ class VastMATDetectionCrops(BaseDataset):
         self.videos = list(videos) if videos is not None else None
         kwargs.setdefault('ann_file', '')
         kwargs.setdefault('test_mode', True)
+        # read once, in one process: nothing to gain from mmengine's serialisation, which also fails on a split
+        # whose detection files are all empty (a detector that found nothing above its threshold)
+        kwargs.setdefault('serialize_data', False)
         super().__init__(*args, **kwargs)
 
     def load_data_list(self) -> list[dict]:

@@ -133,5 +133,5 @@ def feature_dump_config(cfg: Any, out_dir: str, det_root: str, data_root: str | 
     elif not (data_root and not is_vastmat_root(data_root)):
         dataset.update(protocol=source.get('protocol'), split=source.get('split'))
     cfg.test_dataloader.dataset = dataset
-    cfg.test_dataloader.sampler = dict(type='DefaultSampler', shuffle=False)
+    cfg.test_dataloader.sampler = dict(type='DefaultSampler', shuffle=False, round_up=False)
     cfg.test_evaluator = dict(type='DumpReIDFeatures', out_dir=out_dir)
