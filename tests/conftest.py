@@ -6,6 +6,13 @@ import sys
 
 import pytest
 
+if os.environ.get('PYTEST_XDIST_WORKER') and 'OMP_NUM_THREADS' not in os.environ:
+    # the workers share the cores: one thread each (torch's default, a thread per core in every worker,
+    # oversubscribes them); subprocesses of the tests inherit it
+    os.environ['OMP_NUM_THREADS'] = '1'
+    import torch
+    torch.set_num_threads(1)
+
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 SHARED_DATA = osp.join(osp.dirname(REPO), 'shared', 'data')
 DEBUG_YOLOX = osp.join(REPO, 'configs', 'yolox', 'yolox_debug_1xb4-2it_vastmat-demo.py')
