@@ -1,9 +1,11 @@
 """Datasets: gt.txt / det.txt formats, categories, sequences, statistics, the VastMAT dataset, cached detections,
 demo data."""
 from .aflink_pairs import AFLinkPairs  # noqa: F401  (registers the dataset)
+from .frame_sampling import VastMATRefFrameSample
 from .reid_crops import VastMATDetectionCrops, VastMATReIDDataset  # noqa: F401  (registers the datasets, transforms)
 from .trajectory_windows import TrajectoryWindowDataset  # noqa: F401  (registers the dataset)
 from .transforms import LoadTrackingDetections, LoadVastMATAnnotations, PackVastMATInputs
 from .vastmat_dataset import VastMATDataset
 
-__all__ = ['VastMATDataset', 'LoadVastMATAnnotations', 'LoadTrackingDetections', 'PackVastMATInputs']
+__all__ = ['VastMATDataset', 'LoadVastMATAnnotations', 'LoadTrackingDetections', 'PackVastMATInputs',
+           'VastMATRefFrameSample']

@@ -14,6 +14,7 @@ from .categories import GROUPS, Categories
 from .sequences import load_sequence, select_videos
 
 LOAD_MODES = ('video', 'image')
+INSTANCE_ID_MODES = ('video', 'global')
 
 
 @DATASETS.register_module()
@@ -30,6 +31,10 @@ class VastMATDataset(BaseVideoDataset):
         load_as: ``'video'``: one item per video (tracking, mmdet's video datasets); ``'image'``: one item per
             frame (detector training, e.g. YOLOX with ``MultiImageMixDataset``).
         img_dir: frame folder inside each video when seqinfo.ini has no ``imDir`` (default ``img1``).
+        instance_ids: ``'video'``: each instance's ``instance_id`` is its gt.txt id (unique within a video);
+            ``'global'``: the identities ``(video, gt.txt id)`` of the loaded videos are numbered 0..K-1 (videos in
+            order, ids ascending) and ``metainfo['num_identities']`` is K: the identity classes of a joint
+            detection-and-embedding model (FairMOT) trained on this split.
 
     Each frame carries, besides mmdet's keys, ``video_dir`` (the video's folder), ``source_frame`` (its number in
     the folder's own gt.txt / det.txt, before ``stride``), ``source_length`` (the folder's seqLength) and
@@ -44,15 +49,17 @@ class VastMATDataset(BaseVideoDataset):
 
     def __init__(self, *args: Any, protocol: str | int | None = None, split: str | None = None,
                  videos: SequenceType[str] | None = None, stride: int = 1, load_as: str = 'video',
-                 img_dir: str = 'img1', **kwargs: Any) -> None:
+                 img_dir: str = 'img1', instance_ids: str = 'video', **kwargs: Any) -> None:
         if load_as not in LOAD_MODES:
             raise ValueError(f'VastMATDataset: load_as must be one of {LOAD_MODES}, got {load_as!r}')
+        if instance_ids not in INSTANCE_ID_MODES:
+            raise ValueError(f'VastMATDataset: instance_ids must be one of {INSTANCE_ID_MODES}, got {instance_ids!r}')
         if videos is not None and split is not None:
             raise ValueError('VastMATDataset: give either videos or split, not both')
         if stride < 1:
             raise ValueError(f'VastMATDataset: stride must be >= 1, got {stride}')
         self.protocol, self.split, self.videos = protocol, split, list(videos) if videos is not None else None
-        self.stride, self.load_as, self.img_dir = stride, load_as, img_dir
+        self.stride, self.load_as, self.img_dir, self.instance_ids = stride, load_as, img_dir, instance_ids
         kwargs.setdefault('ann_file', '')
         self._last_video: tuple[int, dict] | None = None
         super().__init__(*args, **kwargs)
@@ -62,7 +69,7 @@ class VastMATDataset(BaseVideoDataset):
         names = self.videos if self.videos is not None else select_videos(root, self.protocol, self.split)
         categories = Categories.for_root(root)
         group_index = {g: i for i, g in enumerate(GROUPS)}
-        videos, img_id = [], 0
+        videos, img_id, num_identities = [], 0, 0
         for video_id, name in enumerate(names):
             sequence = load_sequence(root, name, stride=self.stride)
             if sequence.gt is None and not self.test_mode:
@@ -72,6 +79,11 @@ class VastMATDataset(BaseVideoDataset):
             sequence.info = info
             gt = sequence.gt
             order = np.argsort(gt.frames, kind='stable') if gt is not None else np.zeros(0, np.int64)
+            if gt is not None and self.instance_ids == 'global':
+                ids, identity = np.unique(gt.ids, return_inverse=True)
+                identity, num_identities = identity + num_identities, num_identities + len(ids)
+            else:
+                identity = gt.ids if gt is not None else None
             frame_starts = (np.searchsorted(gt.frames[order], np.arange(1, sequence.length + 2))
                             if gt is not None else np.zeros(sequence.length + 1, np.int64))
             images = []
@@ -84,7 +96,7 @@ class VastMATDataset(BaseVideoDataset):
                     group = categories.group_of(category) if category in categories else None
                     instances.append(dict(
                         bbox=[left, top, left + width, top + height], bbox_label=0,
-                        instance_id=int(gt.ids[r]), ignore_flag=int(gt.valid[r] == 0), category_id=category,
+                        instance_id=int(identity[r]), ignore_flag=int(gt.valid[r] == 0), category_id=category,
                         group=group_index[group] if group else -1, visibility=float(gt.visibility[r])))
                 images.append(dict(
                     img_id=img_id, img_path=sequence.image_path(frame_index + 1), frame_id=frame_index,
@@ -95,6 +107,10 @@ class VastMATDataset(BaseVideoDataset):
                     height=info.get('imHeight'), width=info.get('imWidth'), instances=instances))
                 img_id += 1
             videos.append(dict(video_id=video_id, video_name=name, video_length=sequence.length, images=images))
+        if self.instance_ids == 'global':
+            self._metainfo['num_identities'] = num_identities
+            print_log(f'VastMATDataset: {num_identities} identities in {len(names)} videos (instance ids '
+                      f'0..{num_identities - 1})', 'current')
         if self.load_as == 'image':
             return [image for video in videos for image in video['images']]
         return videos
@@ -116,11 +132,19 @@ class VastMATDataset(BaseVideoDataset):
             kept = [image for image in self.data_list if keep(image)]
             before, after = len(self.data_list), len(kept)
         else:
-            kept = [dict(video, images=[image for image in video['images'] if keep(image)])
-                    for video in self.data_list]
+            # a video's video_length becomes its number of kept frames (mmdet's frame samplers index the list);
+            # frame_id keeps each frame's place in the video, and videos without a kept frame are left out
+            kept = []
+            for video in self.data_list:
+                images = [image for image in video['images'] if keep(image)]
+                if images:
+                    kept.append(dict(video, images=images, video_length=len(images)))
             before = sum(len(v['images']) for v in self.data_list)
             after = sum(len(v['images']) for v in kept)
         print_log(f'VastMATDataset: frames before / after filtering: {before} / {after}', 'current')
+        if before and not after:
+            raise ValueError(f'VastMATDataset: filter_cfg={self.filter_cfg} leaves no frame of the {before} in '
+                             f'{self.data_root} (protocol {self.protocol}, split {self.split})')
         return kept
 
     # Image mode behaves as an image dataset (mmengine's BaseDataset), video mode as mmdet's video datasets.

@@ -34,9 +34,10 @@ class TrackingByDetection(BaseMOTModel):
     :class:`~vastmat.structures.TrackingFrame` per frame and feeds ``tracker`` (any :class:`BaseTracker`); after a
     video's last frame, ``post_processors`` run on its tracks before they are written and scored.
 
-    Test-only, like mmdet's ByteTrack model: the detector (and an appearance model) are trained with their own
-    configs and their checkpoints given to ``tools/test.py --checkpoint`` (a plain detector checkpoint loads into
-    ``detector``). Every learned part (detector, ``reid``, the tracker's own modules, learned post-processors) is a
+    Training trains the detector on the clips' frames (:meth:`loss`): a joint detection-and-embedding network
+    (FairMOT) trains and tracks from one config. A detector trained with its own config (YOLOX) and an appearance
+    model load from their checkpoints given to ``tools/test.py --checkpoint`` (a plain detector checkpoint loads
+    into ``detector``). Every learned part (detector, ``reid``, the tracker's own modules, learned post-processors) is a
     submodule, so one checkpoint of this model carries them all.
 
     Args:
@@ -101,9 +102,18 @@ class TrackingByDetection(BaseMOTModel):
             if name not in own and f'detector.{name}' in own:
                 state_dict[f'{prefix}detector.{name}'] = state_dict.pop(key)
 
-    def loss(self, inputs: Any, data_samples: Any, **kwargs: Any) -> dict:
-        raise NotImplementedError('TrackingByDetection is test-only: train the detector with its own config '
-                                  '(configs/yolox/), then test the tracking config with --checkpoint')
+    def loss(self, inputs: torch.Tensor, data_samples: list, **kwargs: Any) -> dict:
+        """Train the detector on the frames of the batch: ``inputs (N, T, C, H, W)`` become ``N * T`` images with
+        their frames' ``DetDataSample``s (as mmdet's ByteTrack trains its detector on key frames). A detector that
+        also embeds its detections (FairMOT's network) finds the identity numbers in ``gt_instances.instances_ids``.
+        The tracker and the post-processors have no training step here."""
+        if self.detector is None:
+            raise ValueError('TrackingByDetection: no detector to train (model.detector is None: cached detections)')
+        if inputs.dim() != 5:
+            raise ValueError(f'TrackingByDetection.loss: inputs must be (N, T, C, H, W) video clips (PackVastMATInputs '
+                             f'/ PackTrackInputs), got shape {tuple(inputs.shape)}')
+        frames = [sample[t] for sample in data_samples for t in range(len(sample))]
+        return self.detector.loss(inputs.flatten(0, 1), frames, **kwargs)
 
     # ------------------------------------------------------------------------------------------------ detections
     def _detect(self, image: torch.Tensor, frame_sample: Any) -> tuple[FrameDetections, dict]:

@@ -11,6 +11,10 @@ import numpy as np
 
 from vastmat.registry import TASK_UTILS
 
+# the 0.95 quantile of the chi-square distribution with N degrees of freedom (DeepSORT's ``chi2inv95``): the gate
+# of the squared Mahalanobis distance (4: xyah, 2: centre only)
+CHI2INV95 = {1: 3.8415, 2: 5.9915, 3: 7.8147, 4: 9.4877, 5: 11.070, 6: 12.592, 7: 14.067, 8: 15.507, 9: 16.919}
+
 
 @TASK_UTILS.register_module()
 class KalmanFilterXYAH:
@@ -67,6 +71,28 @@ class KalmanFilterXYAH:
         new_mean = mean + np.einsum('kij,kj->ki', gain, innovation)
         new_covariance = covariance - gain @ projected_cov @ gain_t
         return new_mean, new_covariance
+
+    def gating_distance(self, mean: np.ndarray, covariance: np.ndarray, measurements: np.ndarray,
+                        only_position: bool = False, metric: str = 'maha') -> np.ndarray:
+        """``(k, m)`` distances between the tracks' projected states and ``(m, 4)`` xyah measurements: the squared
+        Mahalanobis distance (``metric='maha'``; compare with ``CHI2INV95[4]``, or ``[2]`` with ``only_position``,
+        which keeps the centre only) or the squared Euclidean one (``'gaussian'``), as DeepSORT's / FairMOT's
+        ``KalmanFilter.gating_distance``.
+        """
+        if metric not in ('maha', 'gaussian'):
+            raise ValueError(f"gating_distance: metric must be 'maha' or 'gaussian', got {metric!r}")
+        measurements = np.asarray(measurements, dtype=np.float64).reshape(-1, 4)
+        projected_mean, projected_cov = self.project(mean, covariance)
+        dims = 2 if only_position else 4
+        d = measurements[None, :, :dims] - projected_mean[:, None, :dims]  # (k, m, dims)
+        if metric == 'gaussian':
+            return np.sum(d * d, axis=2)
+        # the official z = L^-1 d with L the Cholesky factor, for every track in one batched solve (scipy's
+        # triangular solve takes one matrix at a time); the filter's projected covariance is diagonal, so both
+        # solves divide by the same diagonal
+        chol = np.linalg.cholesky(projected_cov[:, :dims, :dims])
+        z = np.linalg.solve(chol, d.transpose(0, 2, 1))  # (k, dims, m)
+        return np.sum(z * z, axis=1)
 
 
 @TASK_UTILS.register_module()

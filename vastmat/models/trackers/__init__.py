@@ -3,9 +3,10 @@ frame); the ByteTrack family shares :mod:`.track_lifecycle`."""
 from .base_tracker import BaseTracker
 from .byte_tracker import BYTETracker
 from .diffmot_tracker import DiffMOTTracker
+from .jde_tracker import JDETracker
 from .track_lifecycle import Track, TrackLifecycle
 from .tracktrack import TrackTrackTracker
 from .zoo import ZooTracker, zoo_trackers
 
-__all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'Track', 'TrackLifecycle', 'TrackTrackTracker', 'ZooTracker',
+__all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'JDETracker', 'Track', 'TrackLifecycle', 'TrackTrackTracker', 'ZooTracker',
            'zoo_trackers']
