@@ -3,11 +3,12 @@
 matcher, side by side with mmdet's ByteTracker on the same detections (and BoxMOT's ByteTrack when installed).
 
     python tools/benchmark/association_speed.py --data-root DIR [--det-root DIR] [--videos N] [--repeats R]
-        [--matchers iou diou cda_fixed cda_adaptive] [--trackers bytetrack tracktrack [diffmot]]
+        [--matchers iou diou cda_fixed cda_adaptive] [--trackers bytetrack tracktrack [diffmot] [fairmot]]
         [--d2mp-checkpoint CKPT] [--feature-dim 128] [--out FILE.json]
 
-TrackTrack and DiffMOT get ``--feature-dim`` random unit appearance features per detection (their appearance
-terms cost a matrix product; 0: none), TrackTrack runs without the NMS-0.95 set and camera motion. DiffMOT's D2MP
+TrackTrack, DiffMOT and FairMOT (JDETracker) get ``--feature-dim`` random unit appearance features per detection
+(their appearance terms cost a matrix product; 0: none), TrackTrack runs without the NMS-0.95 set and camera
+motion. DiffMOT's D2MP
 runs on the CPU with the current torch threads; its time grows with the number of tracks it predicts (tracked and
 lost ones), which depends on the weights: give a trained one with ``--d2mp-checkpoint`` (untrained weights scatter
 the predictions, tracks get lost and the pool grows, so DiffMOT is timed only with a trained D2MP).
@@ -83,7 +84,8 @@ def features_prepare(dim: int) -> Callable:
 # the zoo's tracking-by-detection trackers beside ByteTrack: (tracker config without the matcher, needs features)
 EXTRA_TRACKERS = dict(
     tracktrack=('TrackTrackTracker', dict(type='TrackTrackTracker', deleted_dets=None, max_time_lost=20)),
-    diffmot=('DiffMOTTracker', dict(type='DiffMOTTracker')))
+    diffmot=('DiffMOTTracker', dict(type='DiffMOTTracker')),
+    fairmot=('JDETracker', dict(type='JDETracker')))
 
 
 def vastmat_runner(tracker: dict | object) -> tuple[Callable, Callable]:
@@ -151,10 +153,11 @@ def main(argv=None) -> dict:
     parser.add_argument('--matchers', nargs='+', default=['iou', 'diou', 'cda_fixed', 'cda_adaptive'],
                         help='names of configs/matchers/*.py')
     parser.add_argument('--trackers', nargs='+', default=['bytetrack', 'tracktrack'],
-                        choices=['bytetrack', 'tracktrack', 'diffmot'],
+                        choices=['bytetrack', 'tracktrack', 'diffmot', 'fairmot'],
                         help='VastMAT trackers to time per matcher (diffmot needs --d2mp-checkpoint)')
     parser.add_argument('--feature-dim', type=int, default=128,
-                        help='random appearance features per detection for TrackTrack and DiffMOT (0: none)')
+                        help='random appearance features per detection for TrackTrack, DiffMOT and FairMOT '
+                             '(0: none; FairMOT needs them)')
     parser.add_argument('--d2mp-checkpoint', help="DiffMOT's trained D2MP (default: untrained weights)")
     parser.add_argument('--out', help='JSON file for the results')
     args = parser.parse_args(argv)

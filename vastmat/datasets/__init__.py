@@ -1,6 +1,7 @@
 """Datasets: gt.txt / det.txt formats, categories, sequences, statistics, the VastMAT dataset, cached detections,
 demo data."""
 from .aflink_pairs import AFLinkPairs  # noqa: F401  (registers the dataset)
+from . import augmentation  # noqa: F401  (registers FairMOT's augmentations, AlignInstanceFields)
 from .frame_sampling import VastMATRefFrameSample
 from .reid_crops import VastMATDetectionCrops, VastMATReIDDataset  # noqa: F401  (registers the datasets, transforms)
 from .trajectory_windows import TrajectoryWindowDataset  # noqa: F401  (registers the dataset)

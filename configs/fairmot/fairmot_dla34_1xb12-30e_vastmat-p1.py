@@ -1,0 +1,128 @@
+# FairMOT (DLA-34 + DCNv2 upsampling, CenterNet heads with a 128-d identity embedding, JDE tracker) on VastMAT
+# Protocol 1 (Seen), with the official defaults (reference/trackers.md section 8, ifzhang/FairMOT src/lib/opts.py):
+#   input       1088x608 letterbox (FixShapeResize: INTER_AREA, aspect kept, padded with 127.5; the official pads
+#               both sides, mmdet the right and bottom), RGB / 255, no mean / std
+#   augment     HSV saturation / value x[0.5, 1.5], random affine (rotation 5 deg, translation 0.1, scale 0.5-1.2,
+#               shear 2 deg, about the image centre), horizontal flip 0.5 (jde.py)
+#   network     DLA-34 (ImageNet weights, as the official get_pose_net loads them), heads hm 1 / wh 4 (ltrb) /
+#               reg 2 / id 128, head_conv 256; 19,836,711 parameters (tests/test_fairmot.py) plus the identity
+#               classifier Linear(128, num_identities) and the two uncertainty weights
+#   loss        focal (hm) + 0.1 L1 (wh) + L1 (reg); cross-entropy over the training identities; uncertainty weighting
+#   schedule    Adam lr 1e-4, batch 12, 30 epochs, lr x0.1 after epoch 20
+#   tracker     JDETracker conf_thres 0.4, track_buffer 30 at the video's frame rate (official track.py passes each
+#               sequence's rate: 10 frames at VastMAT's 10 FPS), min_box_area 100; the official w / h > 1.6 filter is a
+#               pedestrian prior and is off for animals (aspect_ratio_thresh=None)
+# The identities of the training split are numbered 0..K-1 by VastMATDataset(instance_ids='global'), which prints K.
+#   python tools/train.py configs/fairmot/fairmot_dla34_1xb12-30e_vastmat-p1.py
+#   python tools/test.py configs/fairmot/fairmot_dla34_1xb12-30e_vastmat-p1.py --checkpoint W/epoch_30.pth
+# Start from an official FairMOT / CenterNet checkpoint instead of ImageNet: its state_dict converted by
+# vastmat.models.dense_heads.official_fairmot_state_dict loads into model.detector.
+_base_ = ['../_base_/default_runtime.py']
+
+data_root = 'data/vastmat/'
+protocol = 'protocol1'
+img_scale = (1088, 608)  # width, height (official default_resolution)
+# The identity classifier's size: all 22,883 identity trajectories of VastMAT (paper), an upper bound for any split
+# (the official nID is likewise one more than the identities used); the head refuses a larger identity number.
+num_identities = 22883
+
+model = dict(
+    type='TrackingByDetection',
+    data_preprocessor=dict(type='TrackingDataPreprocessor', mean=[0, 0, 0], std=[255, 255, 255], bgr_to_rgb=True,
+                           pad_size_divisor=32),
+    detector=dict(
+        type='SingleStageDetector',
+        backbone=dict(
+            type='DLASeg',
+            levels=(1, 1, 1, 2, 2, 1),
+            channels=(16, 32, 64, 128, 256, 512),
+            down_ratio=4,
+            # the official ImageNet DLA-34 (set to None to start from random weights)
+            init_cfg=dict(type='Pretrained', checkpoint='http://dl.yf.io/dla/models/imagenet/dla34-ba72cf86.pth')),
+        neck=None,
+        bbox_head=dict(
+            type='FairMOTHead',
+            in_channels=64,
+            num_classes=1,
+            head_conv=256,
+            reid_dim=128,
+            num_identities=num_identities,
+            ltrb=True,
+            max_objs=500,
+            loss_hm=dict(type='GaussianFocalLoss', alpha=2.0, gamma=4.0, loss_weight=1.0),
+            loss_wh=dict(type='L1Loss', loss_weight=0.1),
+            loss_offset=dict(type='L1Loss', loss_weight=1.0),
+            loss_id=dict(type='CrossEntropyLoss', ignore_index=-1, avg_non_ignore=True, loss_weight=1.0),
+            multi_loss='uncertainty'),
+        test_cfg=dict(topk=500, local_maximum_kernel=3, conf_thres=0.4)),
+    tracker=dict(type='JDETracker', conf_thres=0.4, track_buffer=30, min_box_area=100, aspect_ratio_thresh=None))
+
+train_pipeline = [
+    dict(type='UniformRefFrameSample', num_ref_imgs=0, frame_range=0, filter_key_img=False),  # the key frame
+    dict(
+        type='TransformBroadcaster',
+        share_random_params=True,
+        transforms=[
+            dict(type='LoadImageFromFile'),
+            dict(type='LoadTrackAnnotations'),
+            dict(type='FairMOTHSVAug', fraction=0.5),
+            dict(type='FixShapeResize', width=img_scale[0], height=img_scale[1], keep_ratio=True,
+                 pad_val=dict(img=127.5), clip_object_border=False, interpolation='area'),
+            dict(type='FairMOTRandomAffine', max_rotate_degree=5, max_translate_ratio=0.1,
+                 scaling_ratio_range=(0.5, 1.2), max_shear_degree=2, border_val=(127.5, 127.5, 127.5)),
+            dict(type='RandomFlip', prob=0.5),
+        ]),
+    dict(type='PackVastMATInputs')
+]
+test_pipeline = [
+    dict(
+        type='TransformBroadcaster',
+        transforms=[
+            dict(type='LoadImageFromFile'),
+            dict(type='FixShapeResize', width=img_scale[0], height=img_scale[1], keep_ratio=True,
+                 pad_val=dict(img=127.5), interpolation='area'),
+            dict(type='LoadTrackAnnotations'),
+        ]),
+    dict(type='PackVastMATInputs')
+]
+
+train_dataloader = dict(
+    batch_size=12,
+    num_workers=8,
+    persistent_workers=True,
+    drop_last=True,
+    # one frame per item, every frame of every video once an epoch, shuffled
+    sampler=dict(type='TrackImgSampler'),
+    dataset=dict(
+        type='VastMATDataset',
+        data_root=data_root,
+        protocol=protocol,
+        split='train',
+        load_as='video',
+        instance_ids='global',
+        pipeline=train_pipeline))
+test_dataloader = dict(
+    batch_size=1,
+    num_workers=2,
+    persistent_workers=False,
+    drop_last=False,
+    sampler=dict(type='TrackImgSampler'),
+    dataset=dict(
+        type='VastMATDataset',
+        data_root=data_root,
+        protocol=protocol,
+        split='test',
+        load_as='video',
+        test_mode=True,
+        pipeline=test_pipeline))
+test_evaluator = dict(type='VastMATMetric', preset='vastmat')
+test_cfg = dict(type='TestLoop')
+
+# the official schedule (no validation during training)
+max_epochs = 30
+train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs)
+optim_wrapper = dict(type='OptimWrapper', optimizer=dict(type='Adam', lr=1e-4))
+param_scheduler = [dict(type='MultiStepLR', by_epoch=True, milestones=[20], gamma=0.1)]
+default_hooks = dict(checkpoint=dict(type='CheckpointHook', interval=5, max_keep_ckpts=3))
+env_cfg = dict(cudnn_benchmark=True)
+auto_scale_lr = dict(enable=False, base_batch_size=12)

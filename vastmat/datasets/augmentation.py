@@ -1,0 +1,203 @@
+"""Training augmentations of FairMOT (official ``src/lib/datasets/dataset/jde.py``) that mmdet lacks, and a wrapper
+that keeps VastMAT's per-instance arrays aligned through mmdet's geometric transforms.
+
+mmdet's geometric transforms (``RandomAffine``, ``FilterAnnotations``, ``RandomCrop`` ...) drop boxes from
+``gt_bboxes``, ``gt_bboxes_labels`` and ``gt_ignore_flags`` only: ``gt_instances_ids`` (and VastMAT's
+``gt_categories`` / ``gt_groups``) would no longer match the boxes. :class:`AlignInstanceFields` runs such a
+transform with the row numbers riding in ``gt_bboxes_labels`` and reindexes every per-instance array afterwards.
+"""
+from __future__ import annotations
+
+import math
+import random
+from typing import Sequence
+
+import cv2
+import numpy as np
+from mmcv.transforms import BaseTransform
+from mmcv.transforms.utils import cache_randomness
+
+from vastmat.registry import TRANSFORMS
+
+# per-instance arrays of the loaders (LoadTrackAnnotations, LoadVastMATAnnotations) besides boxes and labels
+INSTANCE_KEYS = ('gt_instances_ids', 'gt_categories', 'gt_groups')
+
+
+def select_instances(results: dict, keep: np.ndarray, keys: Sequence[str] = INSTANCE_KEYS) -> dict:
+    """Keep the instances ``keep`` (a boolean mask or row indices) in every per-instance array of ``results``."""
+    for key in ('gt_bboxes', 'gt_bboxes_labels', 'gt_ignore_flags', *keys):
+        if key in results and results[key] is not None:
+            results[key] = results[key][keep]
+    return results
+
+
+@TRANSFORMS.register_module()
+class AlignInstanceFields(BaseTransform):
+    """Run a single-image transform that may drop boxes (e.g. mmdet's ``RandomAffine``, ``FilterAnnotations``) and
+    drop the same instances from ``keys`` (identities, categories, groups).
+
+    The transform sees ``gt_bboxes_labels`` replaced by the row numbers ``0..n-1``; whatever rows come back index the
+    original labels and every array in ``keys``. Transforms that mix several images (Mosaic, MixUp) or read the label
+    values are not supported.
+
+    Args:
+        transform: the wrapped transform's config.
+        keys: per-instance arrays to keep aligned (those present in the results).
+    """
+
+    def __init__(self, transform: dict, keys: Sequence[str] = INSTANCE_KEYS) -> None:
+        self.inner = TRANSFORMS.build(transform)
+        self.keys = tuple(keys)
+
+    def transform(self, results: dict) -> dict | None:
+        labels = results.get('gt_bboxes_labels')
+        if labels is None:
+            return self.inner(results)
+        labels = np.asarray(labels)
+        for key in self.keys:
+            if key in results and len(results[key]) != len(labels):
+                raise ValueError(f'AlignInstanceFields: {key} has {len(results[key])} entries for {len(labels)} boxes '
+                                 f'before {type(self.inner).__name__} (img_path: {results.get("img_path")})')
+        results['gt_bboxes_labels'] = np.arange(len(labels), dtype=np.int64)
+        out = self.inner(results)
+        if out is None:
+            return None
+        rows = np.asarray(out['gt_bboxes_labels'], np.int64)
+        out['gt_bboxes_labels'] = labels[rows]
+        for key in self.keys:
+            if key in out and out[key] is not None:
+                out[key] = np.asarray(out[key])[rows]
+        return out
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}(transform={self.inner!r}, keys={self.keys})'
+
+
+@TRANSFORMS.register_module()
+class FairMOTHSVAug(BaseTransform):
+    """FairMOT's colour jitter (``LoadImagesAndLabels.get_data``): in HSV, saturation and value are each multiplied
+    by an independent factor drawn from ``[1 - fraction, 1 + fraction]`` (clipped to 255 when above 1); hue is
+    untouched. Needs the BGR ``uint8`` image of ``LoadImageFromFile``."""
+
+    def __init__(self, fraction: float = 0.5) -> None:
+        if not 0 <= fraction < 1:
+            raise ValueError(f'FairMOTHSVAug: fraction must be in [0, 1), got {fraction}')
+        self.fraction = fraction
+
+    @cache_randomness
+    def _gains(self) -> tuple[float, float]:
+        return ((random.random() * 2 - 1) * self.fraction + 1, (random.random() * 2 - 1) * self.fraction + 1)
+
+    def transform(self, results: dict) -> dict:
+        img = results['img']
+        if img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
+            raise TypeError(f'FairMOTHSVAug: needs a BGR uint8 image (LoadImageFromFile without to_float32), got '
+                            f'{img.dtype} {img.shape} ({results.get("img_path")})')
+        hsv = cv2.cvtColor(img, cv2.COLOR_BGR2HSV)
+        for channel, gain in zip((1, 2), self._gains()):
+            values = hsv[:, :, channel].astype(np.float32) * gain
+            if gain > 1:
+                np.clip(values, 0, 255, out=values)
+            hsv[:, :, channel] = values.astype(np.uint8)
+        results['img'] = cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
+        return results
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}(fraction={self.fraction})'
+
+
+@TRANSFORMS.register_module()
+class FairMOTRandomAffine(BaseTransform):
+    """FairMOT's ``random_affine``: rotation and scale about the image centre, translation, shear, in that order
+    (``M = S @ T @ R``), on an image of the same size (border 127.5); boxes are the bounding boxes of their warped
+    corners shrunk by ``sqrt(max(|sin a|, |cos a|))`` about their centres, not clipped; a box is dropped unless
+    width and height exceed ``min_size``, its area is above ``min_area_ratio`` of the original, its aspect ratio
+    below ``max_aspect_ratio``, and it overlaps the image. Every per-instance array (``INSTANCE_KEYS`` too) follows.
+
+    Written by hand because mmdet's ``RandomAffine`` rotates and scales about the top-left corner (no centring), has
+    no angle reduction and no area / aspect filters. As in the official code, the x translation is drawn as a
+    fraction of the image *height* and the y translation of its *width*.
+
+    Args:
+        max_rotate_degree: rotation drawn from ``[-d, d]`` (5).
+        max_translate_ratio: translation fraction (0.1).
+        scaling_ratio_range: scale drawn from this range ((0.5, 1.2)).
+        max_shear_degree: shear in x and in y drawn from ``[-d, d]`` (2).
+        border_val: fill of the uncovered area (127.5, as the letterbox).
+        min_size, min_area_ratio, max_aspect_ratio: the box filters (4 px, 0.1, 10).
+    """
+
+    def __init__(self, max_rotate_degree: float = 5.0, max_translate_ratio: float = 0.1,
+                 scaling_ratio_range: tuple[float, float] = (0.5, 1.2), max_shear_degree: float = 2.0,
+                 border_val: tuple[float, float, float] = (127.5, 127.5, 127.5), min_size: float = 4.0,
+                 min_area_ratio: float = 0.1, max_aspect_ratio: float = 10.0) -> None:
+        if scaling_ratio_range[0] > scaling_ratio_range[1] or scaling_ratio_range[0] <= 0:
+            raise ValueError(f'FairMOTRandomAffine: bad scaling_ratio_range {scaling_ratio_range}')
+        self.max_rotate_degree, self.max_translate_ratio = max_rotate_degree, max_translate_ratio
+        self.scaling_ratio_range, self.max_shear_degree = tuple(scaling_ratio_range), max_shear_degree
+        self.border_val = tuple(border_val)
+        self.min_size, self.min_area_ratio, self.max_aspect_ratio = min_size, min_area_ratio, max_aspect_ratio
+
+    @cache_randomness
+    def _random_params(self) -> tuple[float, ...]:
+        """angle, scale, x and y translation fractions, x and y shear angles (the official draw order)."""
+        angle = random.uniform(-self.max_rotate_degree, self.max_rotate_degree)
+        scale = random.uniform(*self.scaling_ratio_range)
+        tx = (random.random() * 2 - 1) * self.max_translate_ratio
+        ty = (random.random() * 2 - 1) * self.max_translate_ratio
+        shx = random.uniform(-self.max_shear_degree, self.max_shear_degree)
+        shy = random.uniform(-self.max_shear_degree, self.max_shear_degree)
+        return angle, scale, tx, ty, shx, shy
+
+    @staticmethod
+    def warp_matrix(height: int, width: int, angle: float, scale: float, tx: float, ty: float, shx: float,
+                    shy: float) -> np.ndarray:
+        """The official 3x3 ``M = S @ T @ R`` for an image of ``height x width``."""
+        rotation = np.eye(3)
+        rotation[:2] = cv2.getRotationMatrix2D(angle=angle, center=(width / 2, height / 2), scale=scale)
+        translation = np.eye(3)
+        translation[0, 2] = tx * height  # official: x by the height, y by the width
+        translation[1, 2] = ty * width
+        shear = np.eye(3)
+        shear[0, 1] = math.tan(shx * math.pi / 180)
+        shear[1, 0] = math.tan(shy * math.pi / 180)
+        return shear @ translation @ rotation
+
+    def transform(self, results: dict) -> dict:
+        img = results['img']
+        height, width = img.shape[:2]
+        angle, *params = self._random_params()
+        matrix = self.warp_matrix(height, width, angle, *params)
+        results['img'] = cv2.warpPerspective(img, matrix, dsize=(width, height), flags=cv2.INTER_LINEAR,
+                                             borderValue=self.border_val)
+        results['img_shape'] = results['img'].shape[:2]
+        boxes = results.get('gt_bboxes')
+        if boxes is None or len(boxes) == 0:
+            return results
+        box_type = type(boxes) if hasattr(boxes, 'tensor') else None
+        points = (boxes.tensor.numpy() if box_type else np.asarray(boxes)).astype(np.float64).reshape(-1, 4)
+        n = len(points)
+        area0 = (points[:, 2] - points[:, 0]) * (points[:, 3] - points[:, 1])
+        corners = np.ones((n * 4, 3))
+        corners[:, :2] = points[:, [0, 1, 2, 3, 0, 3, 2, 1]].reshape(n * 4, 2)
+        corners = (corners @ matrix.T)[:, :2].reshape(n, 8)
+        xs, ys = corners[:, [0, 2, 4, 6]], corners[:, [1, 3, 5, 7]]
+        radians = angle * math.pi / 180
+        reduction = max(abs(math.sin(radians)), abs(math.cos(radians))) ** 0.5
+        cx, cy = (xs.min(1) + xs.max(1)) / 2, (ys.min(1) + ys.max(1)) / 2
+        w, h = (xs.max(1) - xs.min(1)) * reduction, (ys.max(1) - ys.min(1)) * reduction
+        warped = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+        area = w * h
+        aspect = np.maximum(w / (h + 1e-16), h / (w + 1e-16))
+        keep = ((w > self.min_size) & (h > self.min_size) & (area / (area0 + 1e-16) > self.min_area_ratio)
+                & (aspect < self.max_aspect_ratio) & (warped[:, 0] < width) & (warped[:, 2] > 0)
+                & (warped[:, 1] < height) & (warped[:, 3] > 0))
+        warped = warped.astype(np.float32)
+        results['gt_bboxes'] = box_type(warped) if box_type else warped
+        return select_instances(results, keep)
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(max_rotate_degree={self.max_rotate_degree}, max_translate_ratio='
+                f'{self.max_translate_ratio}, scaling_ratio_range={self.scaling_ratio_range}, max_shear_degree='
+                f'{self.max_shear_degree}, border_val={self.border_val})')
+

@@ -1,0 +1,4 @@
+"""Dense heads that mmdet lacks: FairMOT's heatmap / size / offset / identity heads."""
+from .fairmot_head import FairMOTHead, gaussian_radius, official_fairmot_state_dict, uncertainty_loss
+
+__all__ = ['FairMOTHead', 'gaussian_radius', 'official_fairmot_state_dict', 'uncertainty_loss']
