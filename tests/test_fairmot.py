@@ -402,3 +402,29 @@ def test_tiny_fairmot_tracks_the_demo_test_videos(trained_fairmot, demo_root, tm
         assert len(rows) and rows[:, 0].max() <= 12 and (rows[:, 1] >= 1).all()
     metrics = json.load(open(tmp_path / 'metrics.json'))
     assert 0 <= metrics['vastmat/HOTA'] <= 1 and metrics['vastmat/CLR_FP'] > 0
+
+
+def test_official_checkpoint_converts_for_the_tracking_model(tmp_path):
+    """tools/model_converters/fairmot_official.py: an official-format checkpoint (names and shapes of
+    fairmot_dla34.pth, under 'module.' as the official trainer saves it) becomes a plain-data checkpoint of the
+    tracking model of the P1 config; everything but the identity classifier and the uncertainty weights loads."""
+    shapes = json.load(open(OFFICIAL_SHAPES))['state_dict']
+    generator = torch.Generator().manual_seed(1)
+    official = {f'module.{k}': (torch.rand(v, generator=generator) if v else torch.tensor(3)) for k, v in shapes.items()}
+    torch.save(dict(epoch=30, state_dict=official), tmp_path / 'fairmot_dla34.pth')
+    tool('tools/model_converters/fairmot_official.py', tmp_path / 'fairmot_dla34.pth', tmp_path / 'converted.pth')
+    checkpoint = torch.load(tmp_path / 'converted.pth', weights_only=True)
+    assert checkpoint['meta'] == dict(converted_from='fairmot_dla34.pth', official_epoch=30)
+    assert not list(tmp_path.glob('*.tmp'))
+    init_default_scope('vastmat')
+    from vastmat.registry import MODELS
+    model = MODELS.build(Config.fromfile(P1).model)
+    result = model.load_state_dict(checkpoint['state_dict'], strict=False)
+    assert set(result.missing_keys) == {'detector.bbox_head.classifier.weight', 'detector.bbox_head.classifier.bias',
+                                        'detector.bbox_head.s_det', 'detector.bbox_head.s_id'}
+    assert result.unexpected_keys == []
+    assert torch.equal(model.state_dict()['detector.backbone.base.level0.0.weight'],
+                       official['module.base.level0.0.weight'])
+    with pytest.raises(ValueError, match='no state_dict of tensors'):
+        torch.save(dict(epoch=1), tmp_path / 'empty.pth')
+        tool('tools/model_converters/fairmot_official.py', tmp_path / 'empty.pth', tmp_path / 'x.pth')

@@ -15,8 +15,8 @@
 # The identities of the training split are numbered 0..K-1 by VastMATDataset(instance_ids='global'), which prints K.
 #   python tools/train.py configs/fairmot/fairmot_dla34_1xb12-30e_vastmat-p1.py
 #   python tools/test.py configs/fairmot/fairmot_dla34_1xb12-30e_vastmat-p1.py --checkpoint W/epoch_30.pth
-# Start from an official FairMOT / CenterNet checkpoint instead of ImageNet: its state_dict converted by
-# vastmat.models.dense_heads.official_fairmot_state_dict loads into model.detector.
+# An official FairMOT checkpoint (fairmot_dla34.pth) converted by tools/model_converters/fairmot_official.py tracks
+# with this config (--checkpoint CONVERTED) or starts its training (load_from=CONVERTED).
 _base_ = ['../_base_/default_runtime.py']
 
 data_root = 'data/vastmat/'

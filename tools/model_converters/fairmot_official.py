@@ -1,0 +1,57 @@
+#!/usr/bin/env python
+"""Convert an official FairMOT checkpoint (ifzhang/FairMOT: fairmot_dla34.pth, ctdet_coco_dla_2x.pth, ...) into a
+checkpoint of this project's FairMOT tracking model (configs/fairmot/), as mmdet's tools/model_converters do:
+
+    python tools/model_converters/fairmot_official.py fairmot_dla34.pth work_dirs/fairmot_dla34_vastmat.pth
+    python tools/test.py configs/fairmot/fairmot_dla34_1xb12-30e_vastmat-p1.py \
+        --checkpoint work_dirs/fairmot_dla34_vastmat.pth
+
+The network's weights (``base.*``, ``dla_up.*``, ``ida_up.*``, heads ``hm``/``wh``/``reg``/``id``) move under
+``detector.backbone`` / ``detector.bbox_head``; DCNv2's ``conv_offset_mask`` and the unused ImageNet ``base.fc`` are
+handled by DLASeg when it loads. The official identity classifier lives in its training loss and is not in the
+file: a converted checkpoint tracks at once, and training from it starts the classifier afresh. The output holds
+plain tensors only (loadable with ``weights_only=True``) and is written atomically.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import os.path as osp
+
+import torch
+
+from vastmat.models.dense_heads import official_fairmot_state_dict
+
+
+def convert(source: str, target: str) -> dict:
+    """Convert ``source`` to ``target``; returns the converted state dict."""
+    checkpoint = torch.load(source, map_location='cpu', weights_only=True)
+    state_dict = checkpoint.get('state_dict', checkpoint) if isinstance(checkpoint, dict) else None
+    if (not isinstance(state_dict, dict) or not state_dict
+            or not all(isinstance(v, torch.Tensor) for v in state_dict.values())):
+        raise ValueError(f'{source}: no state_dict of tensors (an official FairMOT checkpoint has '
+                         "{'epoch', 'state_dict'[, 'optimizer']})")
+    converted = {f'detector.{k}': v for k, v in official_fairmot_state_dict(state_dict).items()}
+    meta = dict(converted_from=osp.basename(source))
+    if isinstance(checkpoint, dict) and isinstance(checkpoint.get('epoch'), int):
+        meta['official_epoch'] = checkpoint['epoch']
+    os.makedirs(osp.dirname(osp.abspath(target)), exist_ok=True)
+    partial = target + '.tmp'
+    torch.save(dict(state_dict=converted, meta=meta), partial)
+    os.replace(partial, target)
+    return converted
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('source', help='official FairMOT checkpoint')
+    parser.add_argument('target', help='converted checkpoint for tools/test.py / tools/train.py --checkpoint')
+    args = parser.parse_args(argv)
+    converted = convert(args.source, args.target)
+    print(f'{args.target}: {len(converted)} tensors, '
+          f'{sum(v.numel() for v in converted.values() if v.is_floating_point()):,} weights')
+    return converted
+
+
+if __name__ == '__main__':
+    main()
