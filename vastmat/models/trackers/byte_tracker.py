@@ -51,6 +51,29 @@ def kalman_boxes(tracks: list[KalmanTrack]) -> np.ndarray:
     return xyah_to_xyxy(np.array([t.mean[:4] for t in tracks]))
 
 
+def multi_predict(motion: Any, tracks: list[KalmanTrack]) -> None:
+    """The official ``STrack.multi_predict`` of the ByteTrack / JDE family: one Kalman step for every track at
+    once, the height velocity (``vh``, state index 7) zeroed first for tracks that are not tracked."""
+    if not tracks:
+        return
+    mean = np.array([t.mean for t in tracks])
+    covariance = np.array([t.covariance for t in tracks])
+    mean[np.array([t.state != TRACKED for t in tracks]), 7] = 0.0
+    mean, covariance = motion.predict(mean, covariance)
+    for t, m, c in zip(tracks, mean, covariance):
+        t.mean, t.covariance = m, c
+
+
+def buffer_size(track_buffer: int, buffer_frame_rate: float | None, frame: TrackingFrame) -> int:
+    """Frames a lost track is kept, the official ``int(frame_rate / 30 * track_buffer)``; ``buffer_frame_rate``
+    None takes the frame's video rate."""
+    rate = buffer_frame_rate
+    if rate is None:
+        frame.require('frame_rate')
+        rate = frame.frame_rate
+    return int(rate / 30.0 * track_buffer)
+
+
 @MODELS.register_module()
 class BYTETracker(BaseTracker):
     """The official BYTETracker (its defaults are the official code's).
@@ -103,11 +126,7 @@ class BYTETracker(BaseTracker):
 
     def max_time_lost(self, frame: TrackingFrame) -> int:
         """Frames a lost track is kept: ``int(rate / 30 * track_buffer)`` (official ``buffer_size``)."""
-        rate = self.buffer_frame_rate
-        if rate is None:
-            frame.require('frame_rate')
-            rate = frame.frame_rate
-        return int(rate / 30.0 * self.track_buffer)
+        return buffer_size(self.track_buffer, self.buffer_frame_rate, frame)
 
     # ---------------------------------------------------------------------------------------------------- helpers
     @staticmethod
@@ -119,15 +138,7 @@ class BYTETracker(BaseTracker):
         return 1.0 - sim
 
     def _predict(self, tracks: list[KalmanTrack]) -> None:
-        """Official ``multi_predict``: one Kalman step for every track, vh := 0 for tracks not tracked."""
-        if not tracks:
-            return
-        mean = np.array([t.mean for t in tracks])
-        covariance = np.array([t.covariance for t in tracks])
-        mean[np.array([t.state != TRACKED for t in tracks]), 7] = 0.0
-        mean, covariance = self.motion.predict(mean, covariance)
-        for t, m, c in zip(tracks, mean, covariance):
-            t.mean, t.covariance = m, c
+        multi_predict(self.motion, tracks)
 
     def _apply_updates(self, updates: list[tuple[KalmanTrack, int]], ltwh: np.ndarray, scores: np.ndarray,
                        frame_id: int) -> None:

@@ -49,7 +49,7 @@ from vastmat.structures.tracking import TrackingFrame, TrackOutput
 from ..association.solvers import LapJV
 from ..motion.kalman_filter import CHI2INV95  # (importing ..motion registers the default KalmanFilterXYAH)
 from .base_tracker import BaseTracker
-from .byte_tracker import KalmanTrack, kalman_boxes
+from .byte_tracker import KalmanTrack, buffer_size, kalman_boxes, multi_predict
 from .track_lifecycle import TRACKED, TrackLifecycle
 
 
@@ -127,24 +127,9 @@ class JDETracker(BaseTracker):
 
     def max_time_lost(self, frame: TrackingFrame) -> int:
         """Frames a lost track is kept: ``int(rate / 30 * track_buffer)`` (official ``buffer_size``)."""
-        rate = self.buffer_frame_rate
-        if rate is None:
-            frame.require('frame_rate')
-            rate = frame.frame_rate
-        return int(rate / 30.0 * self.track_buffer)
+        return buffer_size(self.track_buffer, self.buffer_frame_rate, frame)
 
     # ---------------------------------------------------------------------------------------------------- helpers
-    def _predict(self, tracks: list[JDETrack]) -> None:
-        """Official ``multi_predict``: one Kalman step for every track, vh := 0 for tracks not tracked."""
-        if not tracks:
-            return
-        mean = np.array([t.mean for t in tracks])
-        covariance = np.array([t.covariance for t in tracks])
-        mean[np.array([t.state != TRACKED for t in tracks]), 7] = 0.0
-        mean, covariance = self.motion.predict(mean, covariance)
-        for t, m, c in zip(tracks, mean, covariance):
-            t.mean, t.covariance = m, c
-
     def embedding_cost(self, tracks: list[JDETrack], features: np.ndarray, xyah: np.ndarray) -> np.ndarray:
         """The embedding stage's cost (official ``embedding_distance`` then ``fuse_motion``): cosine distance of
         the tracks' smoothed embeddings to the detections' ``features``, ``inf`` beyond the Mahalanobis gate, then
@@ -193,7 +178,7 @@ class JDETracker(BaseTracker):
 
         confirmed, unconfirmed = self.tracks.confirmed_and_unconfirmed()
         pool = self.tracks.pool(confirmed)
-        self._predict(pool)
+        multi_predict(self.motion, pool)
         # one similarity matrix for both IoU stages (each entry depends only on its pair; the tracks it covers are
         # not updated before their stage)
         similarity = self.matcher(kalman_boxes(pool + unconfirmed), boxes, num_high_conf=len(boxes))
