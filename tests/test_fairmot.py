@@ -394,14 +394,30 @@ def test_tiny_fairmot_trains_resumes_and_its_loss_falls(trained_fairmot, demo_ro
 @pytest.mark.slow
 @pytest.mark.xdist_group('fairmot_tiny')
 def test_tiny_fairmot_tracks_the_demo_test_videos(trained_fairmot, demo_root, tmp_path):
-    tool('tools/test.py', TINY, '--checkpoint', trained_fairmot / 'iter_12.pth', '--work-dir', tmp_path,
-         '--cfg-options', *demo_options(demo_root))
+    """Tracking with the network in the loop, its detections and embeddings dumped on the way (--dump-dets); the
+    JDE tracker on those cached detections (fairmot_cached-dets.py with the tiny config's tracker settings) gives
+    the same tracks."""
+    dets = tmp_path / 'dets'
+    tool('tools/test.py', TINY, '--checkpoint', trained_fairmot / 'iter_12.pth', '--work-dir', tmp_path / 'loop',
+         '--dump-dets', dets, '--cfg-options', *demo_options(demo_root))
     videos = open(osp.join(demo_root, 'splits', 'protocol1', 'test.txt')).read().split()
     for video in videos:
-        rows = np.loadtxt(tmp_path / 'results' / f'{video}.txt', delimiter=',', ndmin=2)
+        rows = np.loadtxt(tmp_path / 'loop' / 'results' / f'{video}.txt', delimiter=',', ndmin=2)
         assert len(rows) and rows[:, 0].max() <= 12 and (rows[:, 1] >= 1).all()
-    metrics = json.load(open(tmp_path / 'metrics.json'))
+    metrics = json.load(open(tmp_path / 'loop' / 'metrics.json'))
     assert 0 <= metrics['vastmat/HOTA'] <= 1 and metrics['vastmat/CLR_FP'] > 0
+
+    from conftest import assert_same_tracks
+    from vastmat.datasets.formats import read_detections, read_results
+    cached = read_detections(str(dets / f'{videos[0]}.txt'))
+    assert cached.features.shape[1] == 16 and len(cached.frames)  # the tiny network's 16-d embeddings
+    np.testing.assert_allclose(np.linalg.norm(cached.features, axis=1), 1, atol=1e-5)
+    tool('tools/test.py', osp.join(CONFIGS, 'fairmot_cached-dets.py'), '--det-root', dets, '--data-root', demo_root,
+         '--work-dir', tmp_path / 'cached', '--cfg-options', 'model.tracker.conf_thres=0.05',
+         'model.tracker.min_box_area=None')  # the tiny config's tracker
+    for video in videos:
+        assert_same_tracks(read_results(str(tmp_path / 'cached' / 'results' / f'{video}.txt')),
+                           read_results(str(tmp_path / 'loop' / 'results' / f'{video}.txt')), video, atol=0.02)
 
 
 def test_official_checkpoint_converts_for_the_tracking_model(tmp_path):

@@ -14,6 +14,7 @@ from mmengine.logging import print_log
 from mmengine.structures import InstanceData
 from torch import nn
 
+from vastmat.datasets.transforms import detections_to_instances
 from vastmat.registry import MODELS, TASK_UTILS
 from vastmat.structures.tracking import FrameDetections, TrackingFrame, TrackOutput
 
@@ -229,7 +230,10 @@ class TrackingByDetection(BaseMOTModel):
             frame_sample = track_sample[frame_index]
             if frame_sample.frame_id == 0:
                 self.start_video()
-            out = self.track_frame(self.tracking_frame(inputs, frame_index, frame_sample))
+            frame = self.tracking_frame(inputs, frame_index, frame_sample)
+            if self.detector is not None:  # the detector's boxes (as mmdet's ByteTrack keeps them): --dump-dets
+                frame_sample.pred_instances = detections_to_instances(frame.detections)
+            out = self.track_frame(frame)
             frame_sample.pred_track_instances = self._track_instances(out)
             # a frame given alone (TrackImgSampler) has video_length 1; ori_video_length is the video's
             meta = frame_sample.metainfo
