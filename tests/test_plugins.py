@@ -1,6 +1,7 @@
 """Plugins: discovery through a real installed entry point, building without custom_imports, broken plugins."""
 import os
 import os.path as osp
+import shutil
 import sys
 import textwrap
 
@@ -47,9 +48,13 @@ def site(tmp_path_factory):
         def vastmat_register_modules(registries):
             raise RuntimeError('cannot find my weights')
     ''')
+    # built from a copy: pip builds in the source tree (build/), and the xdist workers each make this fixture at
+    # the same time, so two builds of the repository's folder would race on it
+    example = str(tmp / 'src_example')
+    shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns('build', '*.egg-info', '__pycache__'))
     target = str(tmp / 'site')
     run([sys.executable, '-m', 'pip', 'install', '--quiet', '--no-deps', '--no-build-isolation',
-         '--disable-pip-version-check', '--target', target, EXAMPLE, broken_import, broken_register])
+         '--disable-pip-version-check', '--target', target, example, broken_import, broken_register])
     return target
 
 

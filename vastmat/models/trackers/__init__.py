@@ -6,7 +6,8 @@ from .diffmot_tracker import DiffMOTTracker
 from .jde_tracker import JDETracker
 from .track_lifecycle import Track, TrackLifecycle
 from .tracktrack import TrackTrackTracker
+from .transtrack_tracker import TransTrackTracker
 from .zoo import ZooTracker, zoo_trackers
 
-__all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'JDETracker', 'Track', 'TrackLifecycle', 'TrackTrackTracker', 'ZooTracker',
-           'zoo_trackers']
+__all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'JDETracker', 'Track', 'TrackLifecycle', 'TrackTrackTracker',
+           'TransTrackTracker', 'ZooTracker', 'zoo_trackers']
