@@ -64,6 +64,13 @@ def test_frames_are_located_by_number_not_list_position():
     assert sample(sampler, info, key=5)[0] == [30, 30]
     # no reference at all: the key frame alone (the sampling of single-frame training, FairMOT)
     assert sample(VastMATRefFrameSample(num_ref_imgs=0), info, key=2)[0] == [2]
+    # only earlier frames (a reference used as the previous frame, TransTrack); the first frame is its own
+    past = VastMATRefFrameSample(num_ref_imgs=1, direction='past')
+    assert {tuple(sample(past, info, key=2, seed=s)[0]) for s in range(50)} == {(0, 2), (1, 2)}
+    assert {tuple(sample(past, info, key=4, seed=s)[0]) for s in range(50)} == {(10, 11)}
+    assert sample(past, info, key=0)[0] == [0, 0]
+    with pytest.raises(ValueError, match="direction must be 'both' or 'past'"):
+        VastMATRefFrameSample(direction='future')
 
 
 @needs_animaltrack

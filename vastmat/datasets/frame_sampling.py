@@ -27,13 +27,20 @@ class VastMATRefFrameSample(UniformRefFrameSample):
         frame_range_seconds: the largest time between key and reference frame (default 10/30 s: QDTrack's MOT17
             ``frame_range=10`` at 30 FPS).
         filter_key_img: never take the key frame as its own reference while another candidate exists.
+        direction: ``'both'`` (default, mmdet's): references before or after the key frame; ``'past'``: only before
+            it (a model that treats the reference as the previous frame, TransTrack's real pairs); the first frame of
+            a video is then its own reference.
         collect_video_keys: video keys copied to every sampled frame (mmdet's argument).
     """
 
     def __init__(self, num_ref_imgs: int = 1, frame_range_seconds: float = 10 / 30, filter_key_img: bool = True,
+                 direction: str = 'both',
                  collect_video_keys: list[str] = ['video_id', 'video_length']) -> None:  # noqa: B006 (mmdet's)
         if frame_range_seconds <= 0:
             raise ValueError(f'VastMATRefFrameSample: frame_range_seconds must be > 0, got {frame_range_seconds}')
+        if direction not in ('both', 'past'):
+            raise ValueError(f"VastMATRefFrameSample: direction must be 'both' or 'past', got {direction!r}")
+        self.direction = direction
         super().__init__(num_ref_imgs=num_ref_imgs, frame_range=0, filter_key_img=filter_key_img,
                          collect_video_keys=collect_video_keys)
         self.frame_range_seconds = frame_range_seconds
@@ -48,7 +55,8 @@ class VastMATRefFrameSample(UniformRefFrameSample):
 
     def sample_positions(self, frame_ids: list[int], key: int, frame_range: int) -> tuple[list[int], list[bool]]:
         """Positions (in the video's frame list) of the key and reference frames, sorted, and the key flags."""
-        candidates = [p for p, frame in enumerate(frame_ids) if abs(frame - frame_ids[key]) <= frame_range]
+        lowest, highest = -frame_range, (0 if self.direction == 'past' else frame_range)
+        candidates = [p for p, frame in enumerate(frame_ids) if lowest <= frame - frame_ids[key] <= highest]
         if self.filter_key_img and len(candidates) > 1:
             candidates.remove(key)
         if len(candidates) < self.num_ref_imgs:
@@ -76,4 +84,5 @@ class VastMATRefFrameSample(UniformRefFrameSample):
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}(num_ref_imgs={self.num_ref_imgs}, '
-                f'frame_range_seconds={self.frame_range_seconds}, filter_key_img={self.filter_key_img})')
+                f'frame_range_seconds={self.frame_range_seconds}, filter_key_img={self.filter_key_img}, '
+                f'direction={self.direction!r})')

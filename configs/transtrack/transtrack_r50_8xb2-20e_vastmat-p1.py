@@ -1,0 +1,187 @@
+# TransTrack (Sun et al., 2020; PeizeSun/TransTrack) on VastMAT Protocol 1 (Seen): Deformable DETR R50 with iterative
+# box refinement (mmdet 3.3's modules), TransTrack's feature fusion and track decoder, its released training recipe
+# and its association (reference/trackers.md section 4). The official settings (main_track.py, track_exps/*.sh):
+#   network     ResNet-50 (ImageNet), 4 levels, 6 + 6 layers, d 256, FFN 1024, dropout 0.1, 8 heads, 4 points,
+#               num_queries 500 (query_embedding 500 x 512), with_box_refine, not two-stage; one class `animal`
+#               (the official MOT model has 20 logits and scores class 1); 47,119,968 parameters
+#               (tests/test_transtrack.py derives them from the official model)
+#   input       train: flip 0.5, then either a short side in 480..800 (step 32, long side <= 1333), or a short side
+#               in {800, 1000, 1200}, a random 800..1200 crop and a short side in 480..800 (make_mot_transforms
+#               'train'; boxes not clipped); test: short side 800, long side <= 1333; ImageNet mean / std, RGB
+#   recipe      the previous frame is a random shift of the same image (up to +-100 px at these input sizes), the
+#               track decoder trains half of the steps; focal 2 (alpha 0.25, gamma 2) / L1 5 / GIoU 2 on every
+#               decoder layer, matching costs 2 / 5 / 2
+#   optimiser   AdamW lr 2e-4, backbone 2e-5, reference_points / sampling_offsets x0.1, weight decay 1e-4, gradient
+#               clipping 0.1; 8 GPUs x 2 images
+#   schedule    the official MOT fine-tuning: 20 epochs, lr x0.1 after 10 (crowdhuman_mot_trainhalf.sh)
+#   tracker     track_thresh 0.4, cost 1 - GIoU with Hungarian matching, pairs with 1 - GIoU > 1.2 rejected
+# Adapted to VastMAT:
+#   - max_age 11 frames: the official 32 frames keep an unmatched track for 1.07 s at MOT17's 30 FPS, 11 frames are
+#     1.1 s at VastMAT's 10 FPS (as configs/qdtrack and configs/fairmot convert their memories);
+#   - the schedule starts from ImageNet weights on the VastMAT training split (the official model first trains 150
+#     epochs on CrowdHuman, a person dataset; VastMAT has no such animal pre-training set, and its ~1M frames make 20
+#     epochs many more images than those 150 CrowdHuman epochs). A TransTrack or Deformable DETR checkpoint can start
+#     it instead: load_from=... (a plain detector checkpoint loads into model.detector);
+# transtrack_r50_8xb2-20e_vastmat-p1_pairs.py trains on real frame pairs instead of the released single-image recipe.
+#   bash tools/dist_train.sh configs/transtrack/transtrack_r50_8xb2-20e_vastmat-p1.py 8
+#   python tools/test.py configs/transtrack/transtrack_r50_8xb2-20e_vastmat-p1.py --checkpoint W/epoch_20.pth
+_base_ = ['../_base_/default_runtime.py']
+
+data_root = 'data/vastmat/'
+protocol = 'protocol1'
+max_shift = 100  # pixels of the network input (official, at 480-800 px short sides)
+# (long side, short side) limits of the official RandomResize(scales, max_size=1333)
+train_scales = [(1333, s) for s in range(480, 801, 32)]
+test_scale = (1333, 800)
+
+model = dict(
+    type='TransTrack',
+    previous_frame='shift',  # the released recipe: the previous frame is a shift of the same image
+    max_shift=max_shift,
+    track_prob=0.5,
+    data_preprocessor=dict(
+        type='TrackingDataPreprocessor',
+        mean=[123.675, 116.28, 103.53],
+        std=[58.395, 57.12, 57.375],
+        bgr_to_rgb=True,
+        pad_size_divisor=1),
+    detector=dict(
+        type='TransTrackDeformableDETR',
+        num_queries=500,
+        num_feature_levels=4,
+        with_box_refine=True,
+        as_two_stage=False,
+        backbone=dict(
+            type='ResNet',
+            depth=50,
+            num_stages=4,
+            out_indices=(1, 2, 3),
+            frozen_stages=1,
+            norm_cfg=dict(type='BN', requires_grad=False),
+            norm_eval=True,
+            style='pytorch',
+            init_cfg=dict(type='Pretrained', checkpoint='torchvision://resnet50')),
+        neck=dict(
+            type='ChannelMapper',
+            in_channels=[512, 1024, 2048],
+            kernel_size=1,
+            out_channels=256,
+            act_cfg=None,
+            norm_cfg=dict(type='GN', num_groups=32),
+            num_outs=4),
+        encoder=dict(
+            num_layers=6,
+            layer_cfg=dict(
+                self_attn_cfg=dict(embed_dims=256, batch_first=True),
+                ffn_cfg=dict(embed_dims=256, feedforward_channels=1024, ffn_drop=0.1))),
+        decoder=dict(  # the detection decoder; the track decoder is built from the same config
+            num_layers=6,
+            return_intermediate=True,
+            layer_cfg=dict(
+                self_attn_cfg=dict(embed_dims=256, num_heads=8, dropout=0.1, batch_first=True),
+                cross_attn_cfg=dict(embed_dims=256, batch_first=True),
+                ffn_cfg=dict(embed_dims=256, feedforward_channels=1024, ffn_drop=0.1)),
+            post_norm_cfg=None),
+        positional_encoding=dict(num_feats=128, normalize=True, offset=-0.5),
+        bbox_head=dict(
+            type='DeformableDETRHead',
+            num_classes=1,
+            sync_cls_avg_factor=True,
+            loss_cls=dict(type='FocalLoss', use_sigmoid=True, gamma=2.0, alpha=0.25, loss_weight=2.0),
+            loss_bbox=dict(type='L1Loss', loss_weight=5.0),
+            loss_iou=dict(type='GIoULoss', loss_weight=2.0)),
+        train_cfg=dict(
+            assigner=dict(
+                type='HungarianAssigner',
+                match_costs=[
+                    dict(type='FocalLossCost', weight=2.0),
+                    dict(type='BBoxL1Cost', weight=5.0, box_format='xywh'),
+                    dict(type='IoUCost', iou_mode='giou', weight=2.0)
+                ])),
+        test_cfg=dict(max_per_img=500)),
+    tracker=dict(type='TransTrackTracker', track_thresh=0.4, min_similarity=0.4, max_age=11))
+
+# the official MOT training transforms, applied alike to both frames of a pair
+train_transforms = [
+    dict(type='LoadImageFromFile'),
+    dict(type='LoadTrackAnnotations'),
+    dict(type='RandomFlip', prob=0.5),
+    # the official RandomSelect(resize, [resize, crop, resize]) (p 0.5 each), its common last resize taken out of
+    # the choice (mmcv's RandomChoice cannot share its draw between the frames of a pair)
+    dict(
+        type='RandomApply',
+        prob=0.5,
+        transforms=[
+            dict(type='RandomChoiceResize', scales=[(4200, 800), (4200, 1000), (4200, 1200)], keep_ratio=True,
+                 clip_object_border=False),
+            dict(type='RandomCrop', crop_type='absolute_range', crop_size=(800, 1200), bbox_clip_border=False,
+                 allow_negative_crop=True)
+        ]),
+    dict(type='RandomChoiceResize', scales=train_scales, keep_ratio=True, clip_object_border=False),
+]
+train_pipeline = [
+    dict(type='UniformRefFrameSample', num_ref_imgs=0, frame_range=0, filter_key_img=False),  # the key frame alone
+    dict(type='TransformBroadcaster', share_random_params=True, transforms=train_transforms),
+    dict(type='PackVastMATInputs')
+]
+test_pipeline = [
+    dict(
+        type='TransformBroadcaster',
+        transforms=[
+            dict(type='LoadImageFromFile'),
+            dict(type='Resize', scale=test_scale, keep_ratio=True),
+            dict(type='LoadTrackAnnotations')
+        ]),
+    dict(type='PackVastMATInputs')
+]
+
+train_dataloader = dict(
+    batch_size=2,
+    num_workers=2,
+    persistent_workers=True,
+    sampler=dict(type='TrackImgSampler'),  # every frame of every training video once an epoch, shuffled
+    dataset=dict(
+        type='VastMATDataset',
+        data_root=data_root,
+        protocol=protocol,
+        split='train',
+        load_as='video',
+        filter_cfg=dict(filter_empty_gt=False),  # frames without animals train the background, as the official
+        pipeline=train_pipeline))
+test_dataloader = dict(
+    batch_size=1,
+    num_workers=2,
+    persistent_workers=False,
+    drop_last=False,
+    sampler=dict(type='TrackImgSampler'),  # one frame per item; under dist_test.sh each rank takes whole videos
+    dataset=dict(
+        type='VastMATDataset',
+        data_root=data_root,
+        protocol=protocol,
+        split='test',
+        load_as='video',
+        test_mode=True,
+        pipeline=test_pipeline))
+test_evaluator = dict(type='VastMATMetric', preset='vastmat')
+test_cfg = dict(type='TestLoop')
+
+max_epochs = 20
+train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs)
+optim_wrapper = dict(
+    type='OptimWrapper',
+    optimizer=dict(type='AdamW', lr=2e-4, weight_decay=1e-4),
+    clip_grad=dict(max_norm=0.1, norm_type=2),
+    paramwise_cfg=dict(custom_keys={
+        'backbone': dict(lr_mult=0.1),
+        'sampling_offsets': dict(lr_mult=0.1),  # both decoders' and the encoder's
+        'reference_points': dict(lr_mult=0.1)
+    }))
+param_scheduler = [dict(type='MultiStepLR', begin=0, end=max_epochs, by_epoch=True, milestones=[10], gamma=0.1)]
+# each step trains one of the two decoders: the other one's parameters get no gradient (the official
+# DistributedDataParallel(find_unused_parameters=True))
+find_unused_parameters = True
+default_hooks = dict(checkpoint=dict(type='CheckpointHook', interval=1, max_keep_ckpts=3),
+                     visualization=dict(type='TrackVisualizationHook', draw=False))
+visualizer = dict(type='TrackLocalVisualizer', vis_backends=[dict(type='LocalVisBackend')], name='visualizer')
+# lr 2e-4 is for 8 GPUs x 2 images; tools/train.py --auto-scale-lr rescales it to the actual batch
+auto_scale_lr = dict(enable=False, base_batch_size=16)
