@@ -17,10 +17,8 @@
 #   python tools/test.py configs/fairmot/fairmot_dla34_1xb12-30e_vastmat-p1.py --checkpoint W/epoch_30.pth
 # An official FairMOT checkpoint (fairmot_dla34.pth) converted by tools/model_converters/fairmot_official.py tracks
 # with this config (--checkpoint CONVERTED) or starts its training (load_from=CONVERTED).
-_base_ = ['../_base_/default_runtime.py']
+_base_ = ['../_base_/datasets/vastmat_video.py', '../_base_/default_runtime.py']
 
-data_root = 'data/vastmat/'
-protocol = 'protocol1'
 img_scale = (1088, 608)  # width, height (official default_resolution)
 # The identity classifier's size: all 22,883 identity trajectories of VastMAT (paper), an upper bound for any split
 # (the official nID is likewise one more than the identities used); the head refuses a larger identity number.
@@ -86,37 +84,9 @@ test_pipeline = [
     dict(type='PackVastMATInputs')
 ]
 
-train_dataloader = dict(
-    batch_size=12,
-    num_workers=8,
-    persistent_workers=True,
-    drop_last=True,
-    # one frame per item, every frame of every video once an epoch, shuffled
-    sampler=dict(type='TrackImgSampler'),
-    dataset=dict(
-        type='VastMATDataset',
-        data_root=data_root,
-        protocol=protocol,
-        split='train',
-        load_as='video',
-        instance_ids='global',
-        pipeline=train_pipeline))
-test_dataloader = dict(
-    batch_size=1,
-    num_workers=2,
-    persistent_workers=False,
-    drop_last=False,
-    sampler=dict(type='TrackImgSampler'),
-    dataset=dict(
-        type='VastMATDataset',
-        data_root=data_root,
-        protocol=protocol,
-        split='test',
-        load_as='video',
-        test_mode=True,
-        pipeline=test_pipeline))
-test_evaluator = dict(type='VastMATMetric', preset='vastmat')
-test_cfg = dict(type='TestLoop')
+# identities numbered over the split (the classifier's classes)
+train_dataloader = dict(batch_size=12, num_workers=8, dataset=dict(instance_ids='global', pipeline=train_pipeline))
+test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
 
 # the official schedule (no validation during training)
 max_epochs = 30

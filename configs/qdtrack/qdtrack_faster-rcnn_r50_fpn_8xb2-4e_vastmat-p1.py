@@ -11,10 +11,9 @@
 #   - memo_tracklet_frames=10: the published 30 frames keep a lost track for 1 s at 30 FPS, 10 frames at 10 FPS.
 # QDTrack associates by embedding similarity only (bi-softmax); its IoU thresholds are duplicate suppression and
 # backdrop selection, not an association term, so it takes no `matcher=` (configs/matchers/ do not apply).
-_base_ = ['mmdet::_base_/models/faster-rcnn_r50_fpn.py', '../_base_/default_runtime.py']
+_base_ = ['mmdet::_base_/models/faster-rcnn_r50_fpn.py', '../_base_/datasets/vastmat_video.py',
+          '../_base_/default_runtime.py']
 
-data_root = 'data/vastmat/'
-protocol = 'protocol1'
 img_scale = (1088, 1088)
 
 detector = _base_.model
@@ -109,35 +108,13 @@ test_pipeline = [
     dict(type='PackVastMATInputs')
 ]
 
-train_dataloader = dict(
-    batch_size=2,
-    num_workers=2,
-    persistent_workers=True,
-    sampler=dict(type='TrackImgSampler'),  # every frame of every training video is a key frame once an epoch
-    dataset=dict(
-        type='VastMATDataset',
-        data_root=data_root,
-        protocol=protocol,
-        split='train',
-        load_as='video',
-        filter_cfg=dict(filter_empty_gt=True),
-        pipeline=train_pipeline))
-val_dataloader = dict(
-    batch_size=1,
-    num_workers=2,
-    persistent_workers=True,
-    sampler=dict(type='TrackImgSampler'),  # one frame per item; under dist_test.sh each rank takes whole videos
-    dataset=dict(
-        type='VastMATDataset',
-        data_root=data_root,
-        protocol=protocol,
-        split='test',
-        load_as='video',
-        test_mode=True,
-        pipeline=test_pipeline))
+train_dataloader = dict(dataset=dict(filter_cfg=dict(filter_empty_gt=True), pipeline=train_pipeline))
+# validation after the last epoch (val_interval): the tracking metric on the test split
+val_dataloader = _base_.test_dataloader
+val_dataloader.persistent_workers = True
+val_dataloader.dataset.pipeline = test_pipeline
 test_dataloader = val_dataloader
 val_evaluator = dict(type='VastMATMetric', preset='vastmat')
-test_evaluator = val_evaluator
 
 optim_wrapper = dict(
     type='OptimWrapper',
@@ -146,7 +123,6 @@ optim_wrapper = dict(
 param_scheduler = [dict(type='MultiStepLR', begin=0, end=4, by_epoch=True, milestones=[3])]
 train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=4, val_interval=4)
 val_cfg = dict(type='ValLoop')
-test_cfg = dict(type='TestLoop')
 # lr 0.02 is for 8 GPUs x 2 pairs; tools/train.py --auto-scale-lr rescales it to the actual batch
 auto_scale_lr = dict(enable=False, base_batch_size=16)
 

@@ -25,10 +25,8 @@
 # transtrack_r50_8xb2-20e_vastmat-p1_pairs.py trains on real frame pairs instead of the released single-image recipe.
 #   bash tools/dist_train.sh configs/transtrack/transtrack_r50_8xb2-20e_vastmat-p1.py 8
 #   python tools/test.py configs/transtrack/transtrack_r50_8xb2-20e_vastmat-p1.py --checkpoint W/epoch_20.pth
-_base_ = ['../_base_/default_runtime.py']
+_base_ = ['../_base_/datasets/vastmat_video.py', '../_base_/default_runtime.py']
 
-data_root = 'data/vastmat/'
-protocol = 'protocol1'
 max_shift = 100  # pixels of the network input (official, at 480-800 px short sides)
 # (long side, short side) limits of the official RandomResize(scales, max_size=1333)
 train_scales = [(1333, s) for s in range(480, 801, 32)]
@@ -135,35 +133,9 @@ test_pipeline = [
     dict(type='PackVastMATInputs')
 ]
 
-train_dataloader = dict(
-    batch_size=2,
-    num_workers=2,
-    persistent_workers=True,
-    sampler=dict(type='TrackImgSampler'),  # every frame of every training video once an epoch, shuffled
-    dataset=dict(
-        type='VastMATDataset',
-        data_root=data_root,
-        protocol=protocol,
-        split='train',
-        load_as='video',
-        filter_cfg=dict(filter_empty_gt=False),  # frames without animals train the background, as the official
-        pipeline=train_pipeline))
-test_dataloader = dict(
-    batch_size=1,
-    num_workers=2,
-    persistent_workers=False,
-    drop_last=False,
-    sampler=dict(type='TrackImgSampler'),  # one frame per item; under dist_test.sh each rank takes whole videos
-    dataset=dict(
-        type='VastMATDataset',
-        data_root=data_root,
-        protocol=protocol,
-        split='test',
-        load_as='video',
-        test_mode=True,
-        pipeline=test_pipeline))
-test_evaluator = dict(type='VastMATMetric', preset='vastmat')
-test_cfg = dict(type='TestLoop')
+# frames without animals train the background, as the official
+train_dataloader = dict(batch_size=2, dataset=dict(filter_cfg=dict(filter_empty_gt=False), pipeline=train_pipeline))
+test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
 
 max_epochs = 20
 train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs)
