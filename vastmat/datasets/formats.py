@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import configparser
 import io
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -24,6 +25,11 @@ from vastmat.utils.io import atomic_write
 
 GT_COLUMNS = ('frame', 'id', 'left', 'top', 'width', 'height', 'valid', 'category', 'visibility')
 SEQINFO_KEYS = ('name', 'imDir', 'frameRate', 'seqLength', 'imWidth', 'imHeight', 'imExt')
+#: The valid range of frame numbers (1-based; int32 so that frame-indexed arrays and video readers hold them).
+MAX_FRAME = 2**31 - 1
+#: Ids and categories lie in ``-MAX_ID..MAX_ID``: the whole numbers float64 (the parser's type) holds exactly and
+#: without ambiguity, so ``9007199254740993`` (which float64 rounds to ...992) is refused rather than changed.
+MAX_ID = 2**53 - 1
 
 
 class FormatError(ValueError):
@@ -87,7 +93,23 @@ def _fail(path: str, line: int | None, reason: str) -> FormatError:
     return FormatError(f'{where}: {reason}')
 
 
-def _locate_error(path: str, rows: list[str], line_numbers: np.ndarray, n_cols: int) -> None:
+def _decode(path: str, data: bytes) -> str:
+    """UTF-8 text (a leading byte-order mark is dropped); bad bytes are an error naming their line."""
+    try:
+        return data.decode('utf-8-sig')
+    except UnicodeDecodeError as exc:
+        start = exc.start + (3 if data.startswith(b'\xef\xbb\xbf') else 0)
+        line = data[:start].replace(b'\r\n', b'\n').replace(b'\r', b'\n').count(b'\n') + 1
+        raise _fail(path, line, f'not UTF-8 text: {exc.reason} (byte {data[start:start + 1]!r})') from None
+
+
+def _split_lines(text: str) -> list[str]:
+    """The lines as an editor shows them: ``\\n``, ``\\r\\n`` or ``\\r`` end a line (not str.splitlines' form feed,
+    vertical tab or unicode separators, which stay inside the line and make it unreadable)."""
+    return text.replace('\r\n', '\n').replace('\r', '\n').split('\n')
+
+
+def _locate_error(path: str, rows: list[str], line_numbers: np.ndarray, n_cols: int, exc: ValueError) -> None:
     """Find and raise the first bad line (slow; only called once numpy's parser has failed)."""
     for row, line in zip(rows, line_numbers):
         fields = row.split(',')
@@ -100,6 +122,11 @@ def _locate_error(path: str, rows: list[str], line_numbers: np.ndarray, n_cols: 
                 float(token)
             except ValueError:
                 raise _fail(path, int(line), f'column {j + 1} is not a number: {token.strip()!r}') from None
+    # Python's float() accepts more than numpy's parser (non-ASCII digits, '1_000'): take the row from numpy's message.
+    found = re.search(r"could not convert string (.*) to float64 at row (\d+), column (\d+)", str(exc))
+    if found and int(found.group(2)) < len(rows):
+        raise _fail(path, int(line_numbers[int(found.group(2))]),
+                    f'column {found.group(3)} is not a number: {found.group(1)}')
 
 
 def read_table(path: str, allowed_columns: Iterable[int] | None = None,
@@ -107,18 +134,19 @@ def read_table(path: str, allowed_columns: Iterable[int] | None = None,
     """Parse a comma-separated numeric text file into a float64 ``(rows, columns)`` array.
 
     Blank lines are skipped (they hold no box); every other line must have the same number of fields; ``", "``
-    separators are accepted. numpy's C parser does the work; only when it fails are the lines walked in Python
-    to name the first bad one.
+    separators are accepted. Numbers are ASCII decimal (``12``, ``-1``, ``0.5``, ``1e3``), each read as the nearest
+    float64 (as Python's ``float()`` reads it); NaN and infinities are refused. numpy's C parser does the work; only
+    when it fails are the lines walked in Python to name the first bad one.
 
     Returns:
         The array and the 1-based source line number of each row.
 
     Raises:
-        FormatError: wrong column count, non-numeric field, NaN or infinite value (naming file and line).
+        FormatError: not UTF-8, wrong column count, non-numeric field, NaN or infinite value (naming file and line).
     """
-    with open(path, encoding='utf-8') as f:
-        text = f.read()
-    lines = text.splitlines()
+    with open(path, 'rb') as f:
+        text = _decode(path, f.read())
+    lines = _split_lines(text)
     keep = [i for i, line in enumerate(lines) if line.strip()]
     line_numbers = np.asarray(keep, dtype=np.int64) + 1
     if not keep:
@@ -133,7 +161,7 @@ def read_table(path: str, allowed_columns: Iterable[int] | None = None,
         # comments=None: a '#' must not silently turn a line into a comment.
         table = np.loadtxt(io.StringIO('\n'.join(rows)), delimiter=',', comments=None, ndmin=2, dtype=np.float64)
     except ValueError as exc:
-        _locate_error(path, rows, line_numbers, n_cols)
+        _locate_error(path, rows, line_numbers, n_cols, exc)
         raise _fail(path, None, f'cannot be parsed: {exc}') from None
     finite = np.isfinite(table)
     if not finite.all():
@@ -142,18 +170,31 @@ def read_table(path: str, allowed_columns: Iterable[int] | None = None,
     return table, line_numbers
 
 
-def _check_integer(path: str, table: np.ndarray, line_numbers: np.ndarray, column: int, name: str) -> None:
-    bad = np.flatnonzero(table[:, column] != np.round(table[:, column]))
+def _number(value: float) -> str:
+    """A table value as the messages show it: whole numbers without '.0' (frames, ids), others as Python does."""
+    return str(int(value)) if value.is_integer() and abs(value) <= MAX_ID else repr(float(value))
+
+
+def _check_integer(path: str, table: np.ndarray, line_numbers: np.ndarray, column: int, name: str,
+                   low: int = -MAX_ID, high: int = MAX_ID) -> None:
+    """Column ``column`` must hold whole numbers in ``low..high`` (so that int64 holds them exactly)."""
+    values = table[:, column]
+    bad = np.flatnonzero(values != np.round(values))
     if len(bad):
-        raise _fail(path, int(line_numbers[bad[0]]), f'{name} {table[bad[0], column]} is not an integer')
+        raise _fail(path, int(line_numbers[bad[0]]), f'{name} {values[bad[0]]} is not an integer')
+    bad = np.flatnonzero((values < low) | (values > high))
+    if len(bad):
+        value = values[bad[0]]
+        if name == 'frame' and value < 1:
+            reason = f'frame {_number(value)} < 1 (frames are 1-based)'
+        else:
+            reason = f'{name} {_number(value)} is outside the valid range {low}..{high}'
+        raise _fail(path, int(line_numbers[bad[0]]), reason)
 
 
 def _check_boxes(path: str, table: np.ndarray, line_numbers: np.ndarray, seq_length: int | None) -> None:
-    _check_integer(path, table, line_numbers, 0, 'frame')
+    _check_integer(path, table, line_numbers, 0, 'frame', 1, MAX_FRAME)
     frames = table[:, 0]
-    bad = np.flatnonzero(frames < 1)
-    if len(bad):
-        raise _fail(path, int(line_numbers[bad[0]]), f'frame {int(frames[bad[0]])} < 1 (frames are 1-based)')
     if seq_length is not None:
         bad = np.flatnonzero(frames > seq_length)
         if len(bad):
@@ -177,6 +218,9 @@ def _check_unique_ids(path: str, frames: np.ndarray, ids: np.ndarray, line_numbe
 
 def read_gt(path: str, seq_length: int | None = None) -> GroundTruth:
     """Read a gt.txt (nine-column VastMAT form or ten-column MOTChallenge / AnimalTrack form).
+
+    Frames must be whole numbers in ``1..MAX_FRAME`` (and ``<= seq_length`` when given); ids and categories whole
+    numbers in ``-MAX_ID..MAX_ID``; widths and heights > 0; valid 0 or 1; visibility in [0, 1] or -1.
 
     Args:
         path: the file.
@@ -217,7 +261,11 @@ def _read_box_table(path: str, min_columns: int, seq_length: int | None) -> tupl
 
 
 def read_detections(path: str, seq_length: int | None = None) -> Detections:
-    """Read a det.txt (ten MOT columns, then optional feature columns)."""
+    """Read a det.txt (ten MOT columns, then optional feature columns).
+
+    Frames must be whole numbers in ``1..MAX_FRAME`` (and ``<= seq_length`` when given), widths and heights > 0;
+    the id column (-1 by convention) is not read.
+    """
     table, line_numbers = _read_box_table(path, 7, seq_length)
     features = table[:, 10:].copy() if table.shape[1] > 10 else np.zeros((len(table), 0))
     return Detections(table[:, 0].astype(np.int64), table[:, 2:6].copy(), table[:, 6].copy(), features,
@@ -225,7 +273,11 @@ def read_detections(path: str, seq_length: int | None = None) -> Detections:
 
 
 def read_results(path: str, seq_length: int | None = None) -> TrackResults:
-    """Read a tracker result file (``frame, id, left, top, width, height, score, ...``)."""
+    """Read a tracker result file (``frame, id, left, top, width, height, score, ...``).
+
+    Frames must be whole numbers in ``1..MAX_FRAME`` (and ``<= seq_length`` when given), ids whole numbers in
+    ``-MAX_ID..MAX_ID``, unique within a frame; widths and heights > 0.
+    """
     table, line_numbers = _read_box_table(path, 6, seq_length)
     _check_integer(path, table, line_numbers, 1, 'id')
     frames, ids = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
@@ -274,15 +326,38 @@ def track_rows_to_results(rows: np.ndarray) -> TrackResults:
                         rows[:, 6], np.arange(1, len(rows) + 1))
 
 
+_INTEGER = re.compile(r'[+-]?[0-9]+')
+_DECIMAL = re.compile(r'[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?')
+#: seqinfo.ini's integer keys and their valid range.
+_SEQINFO_INTEGERS = {'seqLength': (0, MAX_FRAME), 'imWidth': (1, MAX_FRAME), 'imHeight': (1, MAX_FRAME)}
+
+
+def _key_line(lines: list[str], key: str) -> int | None:
+    """The 1-based line that sets ``key`` (for messages), or None."""
+    pattern = re.compile(r'\s*' + re.escape(key) + r'\s*[=:]')
+    return next((i + 1 for i, line in enumerate(lines) if pattern.match(line)), None)
+
+
 def read_seqinfo(path: str) -> dict:
-    """Read seqinfo.ini (section ``[Sequence]``); numbers become int (frameRate may be a float)."""
-    parser = configparser.ConfigParser()
+    """Read seqinfo.ini (section ``[Sequence]``, keys ``name`` and ``seqLength`` required).
+
+    Numbers must be ASCII decimal: seqLength (``0..MAX_FRAME``), imWidth and imHeight (``1..MAX_FRAME``) become
+    int; frameRate (finite, > 0) becomes int when whole, else float. Other keys stay strings. A bad value is an
+    error naming the file, the line and the key.
+    """
+    try:
+        with open(path, 'rb') as f:
+            text = _decode(path, f.read())
+    except FileNotFoundError:
+        raise _fail(path, None, 'file not found') from None
+    # No interpolation: a '%' in a value is text, not a reference to another key.
+    parser = configparser.ConfigParser(interpolation=None)
     parser.optionxform = str  # keep the keys' case (seqLength, imWidth, ...)
     try:
-        if not parser.read(path, encoding='utf-8'):
-            raise _fail(path, None, 'file not found')
+        parser.read_string(text, source=path)
     except configparser.Error as exc:
-        raise _fail(path, getattr(exc, 'lineno', None), f'not an ini file: {exc}') from None
+        reason = str(exc).replace('\n', ' ')
+        raise _fail(path, getattr(exc, 'lineno', None), f'not an ini file: {reason}') from None
     if 'Sequence' not in parser:
         raise _fail(path, None, 'no [Sequence] section')
     section = parser['Sequence']
@@ -290,17 +365,21 @@ def read_seqinfo(path: str) -> dict:
     if missing:
         raise _fail(path, None, f'missing key{"s" if len(missing) > 1 else ""} {", ".join(missing)}')
     info: dict = dict(section)
-    for key in ('seqLength', 'imWidth', 'imHeight'):
+    lines = _split_lines(text)
+    for key, (low, high) in _SEQINFO_INTEGERS.items():
         if key in info:
-            try:
-                info[key] = int(info[key])
-            except ValueError:
-                raise _fail(path, None, f'{key} = {info[key]!r} is not an integer') from None
+            value = info[key]
+            if not _INTEGER.fullmatch(value):
+                raise _fail(path, _key_line(lines, key), f'{key} = {value!r} is not an integer')
+            info[key] = int(value)
+            if not low <= info[key] <= high:
+                raise _fail(path, _key_line(lines, key), f'{key} = {value!r} is outside the valid range {low}..{high}')
     if 'frameRate' in info:
-        rate = float(info['frameRate'])
+        value = info['frameRate']
+        rate = float(value) if _DECIMAL.fullmatch(value) else None
+        if rate is None or not (np.isfinite(rate) and rate > 0):
+            raise _fail(path, _key_line(lines, 'frameRate'), f'frameRate = {value!r} is not a positive number')
         info['frameRate'] = int(rate) if rate.is_integer() else rate
-    if info['seqLength'] < 0:
-        raise _fail(path, None, f'seqLength {info["seqLength"]} < 0')
     return info
 
 

@@ -13,22 +13,37 @@ checkpoint call any attribute of any allowed object, so instead:
   refuses anything else with a :class:`UnsafeCheckpointError` naming the global. It never falls back to
   ``weights_only=False``.
 * :func:`install_safe_checkpoint_loader` makes mmengine's ``CheckpointLoader`` (``load_from``, ``--resume``,
-  ``--checkpoint``, ``init_cfg=dict(type='Pretrained')``) use :func:`safe_load` for local files and URLs.
+  ``--checkpoint``, ``init_cfg=dict(type='Pretrained')``) use :func:`safe_load` for local files and URLs, and for
+  ``torchvision://``, ``modelzoo://``, ``open-mmlab://``, ``openmmlab://`` and ``mmcls://`` names (resolved to URLs
+  with mmengine's own tables), and ``s3://`` / ``petrel://`` (read through mmengine's file backend). Every other
+  scheme registered at that time (``pavi://``, ...) is refused with a :class:`CheckpointSchemeError` naming it.
+
+Downloads (:func:`download_checkpoint`) are cached under torch hub's ``<torch.hub.get_dir()>/checkpoints``, one
+sub-folder per URL (``url-<sha256(url)[:16]>/<basename>``) so two URLs with the same basename never share a file. A
+torch-hub style name (``resnet50-0676ba61.pth``: 8 to 64 hex digits after the last ``-``) is checked against the
+SHA-256 of the file; downloads go to a temporary name and are renamed only once verified. In a distributed run rank 0
+downloads and broadcasts success or its error, so every rank raises instead of waiting forever.
 """
 from __future__ import annotations
 
+import hashlib
+import io
+import logging
 import os
 import os.path as osp
 import pickle
 import re
+import uuid
 from collections import OrderedDict
 from typing import Any, Callable
 from urllib.parse import urlparse
 
 import numpy as np
 import torch
-from mmengine.dist import barrier, get_dist_info
+from mmengine.dist import broadcast_object_list, get_dist_info
 from mmengine.logging import HistoryBuffer
+from mmengine.logging import print_log
+from mmengine.runner import checkpoint as mmengine_checkpoint
 from mmengine.runner.checkpoint import CheckpointLoader
 
 HISTORY_BUFFER_TAG = '__vastmat_history_buffer__'
@@ -37,6 +52,18 @@ _PLAIN_LEAVES = (str, int, float, bool, bytes, type(None), torch.Tensor, torch.d
 
 class UnsafeCheckpointError(pickle.UnpicklingError):
     """A checkpoint holds a pickled global that weights-only loading does not allow."""
+
+
+class CheckpointHashError(RuntimeError):
+    """A downloaded checkpoint's SHA-256 does not start with the hash prefix in its file name."""
+
+
+class CheckpointDownloadError(RuntimeError):
+    """A checkpoint could not be downloaded (on this rank or, in a distributed run, on rank 0)."""
+
+
+class CheckpointSchemeError(ValueError):
+    """A checkpoint URL scheme that VastMAT does not load (its mmengine loader is not weights-only)."""
 
 
 def _numpy_data_globals() -> list:
@@ -61,14 +88,19 @@ def safe_load(filename: str | os.PathLike, map_location: Any = None) -> Any:
     filename = osp.expanduser(os.fspath(filename))
     if not osp.isfile(filename):
         raise FileNotFoundError(f'checkpoint {filename} can not be found.')
+    return _safe_torch_load(filename, filename, map_location)
+
+
+def _safe_torch_load(source: Any, name: str, map_location: Any) -> Any:
+    """:func:`safe_load` of a path or a binary file object; ``name`` is what error messages call it."""
     try:
         with torch.serialization.safe_globals(_numpy_data_globals()):
-            checkpoint = torch.load(filename, map_location=map_location, weights_only=True)
+            checkpoint = torch.load(source, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as exc:
         found = re.search(r'GLOBAL ([\w.]+)', str(exc))
         what = f'the global {found.group(1)}' if found else 'an object'
         raise UnsafeCheckpointError(
-            f'refusing to load checkpoint {filename}: it pickles {what}, which is not plain data (tensors, '
+            f'refusing to load checkpoint {name}: it pickles {what}, which is not plain data (tensors, '
             'numbers, strings, containers, numpy arrays). Loading it could run code, so VastMAT never loads '
             'checkpoints with weights_only=False. If you trust the file, convert it with '
             "`python -c \"import torch; c = torch.load(F, weights_only=False); torch.save({'state_dict': "
@@ -126,23 +158,197 @@ def load_from_local_safely(filename: str, map_location: Any) -> Any:
     return safe_load(filename, map_location)
 
 
-def load_from_http_safely(filename: str, map_location: Any = None, model_dir: str | None = None) -> Any:
-    """mmengine ``CheckpointLoader`` scheme for URLs: download once into torch's hub cache, then :func:`safe_load`."""
-    model_dir = model_dir or osp.join(torch.hub.get_dir(), 'checkpoints')
-    cached = osp.join(model_dir, osp.basename(urlparse(filename).path))
+# torch hub names a file ``<name>-<first hex digits of its sha256>.<ext>``. torch's own HASH_REGEX takes the first
+# ``-hex.`` anywhere, which misreads mmdet names such as ``..._bbox_mAP-0.408_...-42aa3d00.pth``; we take only the
+# 8 to 64 hex digits between the last ``-`` and the extension.
+_NAME_HASH = re.compile(r'.*-([0-9a-f]{8,64})\.[^.]+')
+
+
+def expected_hash_prefix(filename: str) -> str | None:
+    """The SHA-256 prefix a torch-hub style file name carries (``resnet50-0676ba61.pth`` -> ``0676ba61``), or None."""
+    found = _NAME_HASH.fullmatch(osp.basename(filename))
+    return found.group(1) if found else None
+
+
+def sha256_of(path: str) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, 'rb') as file:
+        for block in iter(lambda: file.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def default_checkpoint_dir() -> str:
+    """``<torch.hub.get_dir()>/checkpoints``: where torch hub and mmengine's ``load_url`` cache downloads."""
+    return osp.join(torch.hub.get_dir(), 'checkpoints')
+
+
+def cached_checkpoint_path(url: str, model_dir: str | None = None) -> str:
+    """Cache path of ``url``: ``<model_dir>/url-<sha256(url)[:16]>/<basename>`` (keyed by the whole URL)."""
+    model_dir = model_dir or default_checkpoint_dir()
+    basename = osp.basename(urlparse(url).path) or 'checkpoint.pth'
+    key = hashlib.sha256(url.encode('utf-8')).hexdigest()[:16]
+    return osp.join(model_dir, f'url-{key}', basename)
+
+
+def _check_hash(url: str, path: str, expected: str | None) -> str | None:
+    """The error message when ``path`` does not match the name's hash prefix, else None."""
+    if expected is None:
+        return None
+    actual = sha256_of(path)
+    if actual.startswith(expected):
+        return None
+    return (f'checkpoint downloaded from {url} has SHA-256 prefix {actual[:len(expected)]}, but its file name '
+            f'says {expected}; the file is corrupt or not the one named (it was not kept)')
+
+
+def _download_verified(url: str, cached: str, progress: bool) -> None:
+    """Download ``url`` to a temporary name next to ``cached``, check the name's hash, rename into place.
+
+    A cached file is re-checked; one that fails is deleted and downloaded again.
+    """
+    expected = expected_hash_prefix(cached)
+    if osp.isfile(cached):
+        if _check_hash(url, cached, expected) is None:
+            return
+        print_log(f'cached checkpoint {cached} does not match the hash in its name; downloading {url} again',
+                  logger='current', level=logging.WARNING)
+        os.remove(cached)
+    os.makedirs(osp.dirname(cached), exist_ok=True)
+    partial = f'{cached}.{uuid.uuid4().hex}.partial'
+    try:
+        try:
+            # torch.hub's downloader (urllib, progress bar, its own temporary file); we add the URL-keyed name and
+            # a hash check that names the URL.
+            torch.hub.download_url_to_file(url, partial, hash_prefix=None, progress=progress)
+        except Exception as exc:
+            raise CheckpointDownloadError(f'could not download checkpoint {url}: {type(exc).__name__}: {exc}') from exc
+        problem = _check_hash(url, partial, expected)
+        if problem:
+            raise CheckpointHashError(problem)
+        os.replace(partial, cached)
+    finally:
+        if osp.exists(partial):
+            os.remove(partial)
+
+
+def download_checkpoint(url: str, model_dir: str | None = None, progress: bool = False) -> str:
+    """Download ``url`` once into the URL-keyed cache and return the local path (see the module docstring).
+
+    In a distributed run rank 0 downloads and broadcasts the outcome; every other rank then raises rank 0's error
+    instead of waiting, or (if its file system does not see rank 0's file) downloads the file itself.
+
+    Raises:
+        CheckpointDownloadError: the download failed (here or on rank 0).
+        CheckpointHashError: the file's SHA-256 does not match the prefix in its name; no file is left in the cache.
+    """
+    cached = cached_checkpoint_path(url, model_dir)
     rank, world_size = get_dist_info()
-    if rank == 0 and not osp.isfile(cached):
-        os.makedirs(model_dir, exist_ok=True)
-        torch.hub.download_url_to_file(filename, cached, progress=True)
+    error: BaseException | None = None
+    if rank == 0:
+        try:
+            _download_verified(url, cached, progress)
+        except Exception as exc:  # reported to the other ranks before it is raised here
+            error = exc
     if world_size > 1:
-        barrier()
-    return safe_load(cached, map_location)
+        outcome = [None if error is None else (type(error).__name__, str(error))]
+        broadcast_object_list(outcome, src=0)
+        if rank > 0 and outcome[0] is not None:
+            kind, message = outcome[0]
+            error_type = CheckpointHashError if kind == CheckpointHashError.__name__ else CheckpointDownloadError
+            raise error_type(f'rank 0 failed to fetch checkpoint {url}: {message}')
+        if rank > 0 and not osp.isfile(cached):  # a node that does not share rank 0's cache directory
+            _download_verified(url, cached, progress)
+    if error is not None:
+        raise error
+    return cached
 
 
-_SAFE_SCHEMES: dict[Any, Callable] = {'': load_from_local_safely, ('http://', 'https://'): load_from_http_safely}
+def load_from_http_safely(filename: str, map_location: Any = None, model_dir: str | None = None) -> Any:
+    """mmengine ``CheckpointLoader`` scheme for URLs: :func:`download_checkpoint`, then :func:`safe_load`."""
+    return safe_load(download_checkpoint(filename, model_dir), map_location)
+
+
+def _load_resolved(name: str, url: str, map_location: Any) -> Any:
+    """Load what a model-zoo name resolved to: an http(s) URL, or a path under mmengine's home (open-mmlab)."""
+    if url.startswith(('http://', 'https://')):
+        return load_from_http_safely(url, map_location)
+    if '://' in url:
+        raise CheckpointSchemeError(f'{name} resolves to {url}, which is neither an http(s) URL nor a local path')
+    return safe_load(osp.join(mmengine_checkpoint._get_mmengine_home(), url), map_location)
+
+
+def _zoo_url(name: str, table: dict, table_name: str) -> str:
+    if name not in table:
+        raise KeyError(f'checkpoint {name!r} is not in {table_name} (known: {len(table)} names)')
+    return table[name]
+
+
+def load_from_torchvision_safely(filename: str, map_location: Any = None) -> Any:
+    """``torchvision://NAME`` (and the deprecated ``modelzoo://NAME``) via mmengine's URL table, loaded safely."""
+    prefix = 'modelzoo://' if filename.startswith('modelzoo://') else 'torchvision://'
+    name = filename[len(prefix):]
+    url = _zoo_url(name, mmengine_checkpoint.get_torchvision_models(), "mmengine's torchvision model table")
+    return _load_resolved(filename, url, map_location)
+
+
+def load_from_openmmlab_safely(filename: str, map_location: Any = None) -> Any:
+    """``open-mmlab://NAME`` / ``openmmlab://NAME`` via mmengine's tables (deprecated names renamed), loaded safely."""
+    prefix = 'open-mmlab://' if filename.startswith('open-mmlab://') else 'openmmlab://'
+    name = filename[len(prefix):]
+    deprecated = mmengine_checkpoint.get_deprecated_model_names()
+    if name in deprecated:
+        print_log(f'{prefix}{name} is deprecated in favor of {prefix}{deprecated[name]}', logger='current',
+                  level=logging.WARNING)
+        name = deprecated[name]
+    url = _zoo_url(name, mmengine_checkpoint.get_external_models(), "mmengine's open-mmlab model table")
+    return _load_resolved(filename, url, map_location)
+
+
+def load_from_mmcls_safely(filename: str, map_location: Any = None) -> Any:
+    """``mmcls://NAME`` via mmengine's table, loaded safely, backbone keys kept as mmengine does."""
+    name = filename[len('mmcls://'):]
+    url = _zoo_url(name, mmengine_checkpoint.get_mmcls_models(), "mmengine's mmcls model table")
+    return mmengine_checkpoint._process_mmcls_checkpoint(_load_resolved(filename, url, map_location))
+
+
+def load_from_ceph_safely(filename: str, map_location: Any = None, backend: str = 'petrel') -> Any:
+    """``s3://`` / ``petrel://`` (optionally ``name:s3://``) read with mmengine's file backend, loaded weights-only."""
+    data = mmengine_checkpoint.get_file_backend(filename, backend_args={'backend': backend}).get(filename)
+    with io.BytesIO(data) as buffer:
+        return _safe_torch_load(buffer, filename, map_location)
+
+
+def _refusing_loader(prefix: str, original: Callable) -> Callable:
+    """A loader that refuses ``prefix`` (a scheme whose mmengine loader unpickles without weights-only checks)."""
+    scheme = prefix.replace(r'(\S+\:)?', '')
+
+    def load_from_refused_scheme(filename: str, map_location: Any = None) -> Any:
+        raise CheckpointSchemeError(
+            f'refusing to load checkpoint {filename}: VastMAT does not load the {scheme} scheme (its loader '
+            f'{getattr(original, "__module__", "?")}.{getattr(original, "__name__", original)} is not weights-only). '
+            'Copy the file to a local path or serve it over http(s) and load that.')
+
+    return load_from_refused_scheme
+
+
+_SAFE_SCHEMES: dict[Any, Callable] = {
+    '': load_from_local_safely,
+    ('http://', 'https://'): load_from_http_safely,
+    ('modelzoo://', 'torchvision://'): load_from_torchvision_safely,
+    ('open-mmlab://', 'openmmlab://'): load_from_openmmlab_safely,
+    'mmcls://': load_from_mmcls_safely,
+    (r'(\S+\:)?s3://', r'(\S+\:)?petrel://'): load_from_ceph_safely,
+}
 
 
 def install_safe_checkpoint_loader() -> None:
-    """Route mmengine's local and URL checkpoint loading through :func:`safe_load` (idempotent)."""
+    """Route mmengine's checkpoint schemes through :func:`safe_load`; refuse every other registered one (idempotent)."""
+    ours = set()
     for prefixes, loader in _SAFE_SCHEMES.items():
         CheckpointLoader.register_scheme(prefixes=prefixes, loader=loader, force=True)
+        ours.update([prefixes] if isinstance(prefixes, str) else prefixes)
+    for prefix, loader in list(CheckpointLoader._schemes.items()):
+        if prefix not in ours and loader.__name__ != 'load_from_refused_scheme':
+            CheckpointLoader.register_scheme(prefixes=prefix, loader=_refusing_loader(prefix, loader), force=True)

@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import copy
+import glob
+import os
+import os.path as osp
+import zipfile
 from typing import Any
 
 from mmengine.config import Config
+from mmengine.dist import master_only
 from mmengine.runner import Runner
 
 from vastmat.registry import RUNNERS
@@ -28,10 +33,103 @@ class FormattedOnceConfig(Config):
         return text
 
 
+_TEMP_SUFFIX = '.tmp'  # a checkpoint being written: ``.<name>.<pid>.tmp`` beside it, never matching ``*.pth``
+
+
+def _fsync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _replace_atomically(tmp: str, final: str) -> None:
+    """Flush ``tmp`` to disk and rename it over ``final`` (atomic on POSIX and Windows); then flush the folder, so
+    that the rename itself survives a crash."""
+    _fsync(tmp)
+    os.replace(tmp, final)
+    try:
+        _fsync(osp.dirname(osp.abspath(final)))
+    except OSError:  # folders cannot be opened for fsync on every platform (Windows)
+        pass
+
+
+def write_text_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename: a reader sees the old or the new text,
+    never a truncated one."""
+    tmp = osp.join(osp.dirname(path) or '.', f'.{osp.basename(path)}.{os.getpid()}{_TEMP_SUFFIX}')
+    with open(tmp, 'w') as f:
+        f.write(text)
+    _replace_atomically(tmp, path)
+
+
+def is_complete_checkpoint(path: str) -> bool:
+    """Whether ``path`` is a whole ``torch.save`` file: a zip archive whose central directory (written last) is
+    present and whose pickle passes its CRC check. A file cut short by a kill fails both. Files in torch's legacy
+    (non-zip) format are not written by this runner and count as incomplete."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            pickles = [name for name in archive.namelist() if name.split('/')[-1] == 'data.pkl']
+            if len(pickles) != 1:
+                return False
+            archive.read(pickles[0])  # raises BadZipFile on a CRC mismatch
+        return True
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError):
+        return False
+
+
+def latest_complete_checkpoint(work_dir: str, logger: Any = None) -> str | None:
+    """The checkpoint ``--resume`` without a value continues from: of the checkpoint named in
+    ``<work_dir>/last_checkpoint`` and the ``*.pth`` files beside it and in ``work_dir`` (``best_*`` excluded, as
+    mmengine never resumes from them), the newest complete one (by modification time; on a tie, the one
+    ``last_checkpoint`` names). A truncated file, a leftover temporary file and an empty or stale
+    ``last_checkpoint`` are skipped (logged). ``None`` when there is no complete checkpoint."""
+    def log(message: str) -> None:
+        if logger is not None:
+            logger.warning(message)
+
+    named = None
+    save_file = osp.join(work_dir, 'last_checkpoint')
+    if osp.isfile(save_file):
+        with open(save_file) as f:
+            named = f.read().strip() or None
+        if named is None:
+            log(f'{save_file} is empty; looking for the newest complete checkpoint in {work_dir}')
+    folders = {osp.abspath(work_dir)}
+    if named is not None and '://' not in named:
+        folders.add(osp.dirname(osp.abspath(named)))
+    candidates = {osp.abspath(p) for folder in folders for p in glob.glob(osp.join(folder, '*.pth'))
+                  if not osp.basename(p).startswith('best_')}
+    if named is not None and '://' not in named:
+        candidates.add(osp.abspath(named))
+    best, best_key = None, None
+    for path in sorted(candidates):
+        if not osp.isfile(path):
+            if named is not None and path == osp.abspath(named):
+                log(f'{save_file} names {named}, which does not exist; skipped')
+            continue
+        if not is_complete_checkpoint(path):
+            log(f'{path} is not a complete checkpoint (cut short by a kill?); skipped')
+            continue
+        key = (os.stat(path).st_mtime_ns, named is not None and path == osp.abspath(named))
+        if best_key is None or key > best_key:
+            best, best_key = path, key
+    for folder in folders:
+        for leftover in glob.glob(osp.join(folder, f'.*{_TEMP_SUFFIX}')):
+            log(f'{leftover} is a checkpoint whose writing was interrupted; not resumed from')
+    if best is None and named is not None and '://' in named:
+        return named  # a remote checkpoint (e.g. s3://): trusted as mmengine does
+    return best
+
+
 @RUNNERS.register_module()
 class VastMATRunner(Runner):
     """``Runner`` that (1) writes checkpoints as plain data and loads every checkpoint with ``weights_only=True``,
-    (2) runs distributed on machines without a GPU (gloo, ``device_ids=None``), (3) formats its config once.
+    (2) runs distributed on machines without a GPU (gloo, ``device_ids=None``), (3) formats its config once,
+    (4) writes checkpoints atomically (a temporary file renamed into place, then ``last_checkpoint`` rewritten the
+    same way) and auto-resumes from the newest complete checkpoint, so that a run killed at any moment resumes
+    from a whole checkpoint.
 
     Selected by ``runner_type = 'VastMATRunner'`` in ``configs/_base_/default_runtime.py``; everything else is
     mmengine's ``Runner``.
@@ -69,3 +167,46 @@ class VastMATRunner(Runner):
         super().register_hooks(default_hooks, custom_hooks)
         if not any(isinstance(hook, PlainCheckpointHook) for hook in self._hooks):
             self.register_hook(PlainCheckpointHook())
+
+    @master_only
+    def save_checkpoint(self, out_dir: str, filename: str, file_client_args: dict | None = None,
+                        save_optimizer: bool = True, save_param_scheduler: bool = True, meta: dict | None = None,
+                        by_epoch: bool = True, backend_args: dict | None = None) -> None:
+        """As mmengine's, but a local checkpoint is written to ``.<filename>.<pid>.tmp`` in the same folder and
+        renamed to ``filename`` once complete; for a periodic checkpoint (the one ``CheckpointHook`` is about to
+        name in ``last_checkpoint``) ``last_checkpoint`` is then rewritten atomically too. A kill during the write
+        leaves the previous checkpoints and ``last_checkpoint`` as they were. Remote folders (``s3://`` etc.) are
+        written as mmengine writes them."""
+        kwargs = dict(file_client_args=file_client_args, save_optimizer=save_optimizer,
+                      save_param_scheduler=save_param_scheduler, meta=meta, by_epoch=by_epoch,
+                      backend_args=backend_args)
+        if '://' in str(out_dir) or file_client_args is not None or backend_args is not None:
+            return super().save_checkpoint(out_dir, filename, **kwargs)
+        final = osp.join(out_dir, filename)
+        folder = osp.dirname(final)
+        tmp_name = f'.{osp.basename(final)}.{os.getpid()}{_TEMP_SUFFIX}'
+        try:
+            super().save_checkpoint(folder, tmp_name, **kwargs)
+            _replace_atomically(osp.join(folder, tmp_name), final)
+        finally:
+            if osp.exists(osp.join(folder, tmp_name)):
+                os.remove(osp.join(folder, tmp_name))
+        # CheckpointHook records the path it is saving right before calling this, then writes last_checkpoint
+        # with a plain (truncating) write; writing it atomically first means a kill in that write leaves an empty
+        # file at worst, which latest_complete_checkpoint() skips.
+        last = self.message_hub.get_info('last_ckpt')
+        if last is not None and osp.abspath(last) == osp.abspath(final):
+            write_text_atomically(osp.join(self.work_dir, 'last_checkpoint'), last)
+
+    def load_or_resume(self) -> None:
+        """As mmengine's, but ``resume=True`` without ``load_from`` resumes from
+        :func:`latest_complete_checkpoint` (not blindly from what ``last_checkpoint`` says)."""
+        if not self._has_loaded and self._resume and self._load_from is None:
+            latest = latest_complete_checkpoint(self.work_dir, self.logger)
+            if latest is None:
+                self.logger.info(f'No complete checkpoint in {self.work_dir} to resume from; training from scratch.')
+                self._resume = False
+            else:
+                self.logger.info(f'Auto resumed from the latest complete checkpoint {latest}.')
+                self._load_from = latest
+        return super().load_or_resume()
