@@ -112,6 +112,28 @@ def test_full_size_model_has_the_official_parameter_count_and_runs():
     assert not np.array_equal(extra2['tracking'].bboxes, dets2.bboxes)
 
 
+def test_a_model_without_init_weights_reads_no_uninitialised_memory():
+    """mmdet's DeformableDETR creates level_embed uninitialised (torch.Tensor) until init_weights(); a model run
+    without init_weights or a checkpoint read garbage, occasionally NaN (seen once in CI). With PyTorch filling
+    uninitialised memory with NaN, the built model's outputs are finite."""
+    was = torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        model = build(Config.fromfile(TINY).model)
+        model.eval()
+        model.start_video()
+        image = torch.randn(1, 3, 64, 96, generator=torch.Generator().manual_seed(0))
+        dets, _ = model._detect(image, frame_sample(0, 64, 96))
+        dets2, extra2 = model._detect(image, frame_sample(1, 64, 96))
+    finally:
+        torch.use_deterministic_algorithms(was[0])
+        torch.utils.deterministic.fill_uninitialized_memory = was[1]
+    assert torch.isfinite(model.detector.level_embed).all()
+    assert np.isfinite(dets.bboxes).all() and np.isfinite(dets2.bboxes).all()
+    assert np.isfinite(extra2['tracking'].bboxes).all()
+
+
 def test_other_configs_differ_only_where_they_say():
     p1 = Config.fromfile(P1)
     p2 = Config.fromfile(osp.join(CONFIGS, 'transtrack_r50_8xb2-20e_vastmat-p2.py'))

@@ -56,6 +56,9 @@ class TransTrackDeformableDETR(DeformableDETR):
 
     def _init_layers(self) -> None:
         super()._init_layers()
+        # mmdet creates level_embed with torch.Tensor(...), uninitialised memory until init_weights(): a model built
+        # and run without init_weights or a checkpoint read garbage (occasionally NaN). Give it its normal_ draw now.
+        nn.init.normal_(self.level_embed)
         self.decoder_track = DeformableDetrTransformerDecoder(**copy.deepcopy(self.track_decoder_cfg))
         # official: nn.Conv2d(hidden_dim * 2, hidden_dim, kernel_size=1), PyTorch's default initialisation
         self.combine = nn.Conv2d(2 * self.embed_dims, self.embed_dims, kernel_size=1)
