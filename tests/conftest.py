@@ -89,6 +89,15 @@ def data_root_options(root: str) -> list:
             f'test_dataloader.dataset.data_root={root}']
 
 
+def video_data_root_options(root: str, with_val: bool = False) -> list:
+    """--cfg-options that point a video-mode model config (configs/_base_/datasets/vastmat_video.py: QDTrack,
+    FairMOT, TransTrack) at a generated demo dataset; ``with_val`` for a config that validates."""
+    root = root.rstrip('/') + '/'
+    loaders = ('train_dataloader', 'val_dataloader', 'test_dataloader') if with_val else ('train_dataloader',
+                                                                                          'test_dataloader')
+    return [f'{loader}.dataset.data_root={root}' for loader in loaders]
+
+
 ANIMALTRACK = osp.join(SHARED_DATA, 'AnimalTrack', 'train')
 needs_animaltrack = pytest.mark.skipif(not osp.isdir(ANIMALTRACK),
                                        reason=f'real data not found at {ANIMALTRACK} (../shared/data beside the clone)')

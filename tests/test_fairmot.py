@@ -17,7 +17,7 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 from mmengine.structures import InstanceData
 
-from conftest import REPO, tool
+from conftest import REPO, tool, video_data_root_options
 
 CONFIGS = osp.join(REPO, 'configs', 'fairmot')
 P1 = osp.join(CONFIGS, 'fairmot_dla34_1xb12-30e_vastmat-p1.py')
@@ -334,17 +334,12 @@ def test_fairmot_hsv_scales_saturation_and_value_only():
 
 
 # ---------------------------------------------------------------------------------------------- end to end
-def demo_options(root):
-    root = root.rstrip('/') + '/'
-    return [f'train_dataloader.dataset.data_root={root}', f'test_dataloader.dataset.data_root={root}']
-
-
 @pytest.fixture(scope='session')
 def trained_fairmot(demo_root, tmp_path_factory):
     """The tiny config trained 8 iterations on the demo data (iter_4, iter_8), then resumed to 12."""
     work_dir = tmp_path_factory.mktemp('fairmot_tiny')
-    tool('tools/train.py', TINY, '--work-dir', work_dir, '--cfg-options', *demo_options(demo_root))
-    tool('tools/train.py', TINY, '--work-dir', work_dir, '--resume', '--cfg-options', *demo_options(demo_root),
+    tool('tools/train.py', TINY, '--work-dir', work_dir, '--cfg-options', *video_data_root_options(demo_root))
+    tool('tools/train.py', TINY, '--work-dir', work_dir, '--resume', '--cfg-options', *video_data_root_options(demo_root),
          'train_cfg.max_iters=12', 'param_scheduler.0.end=12')
     return work_dir
 
@@ -399,7 +394,7 @@ def test_tiny_fairmot_tracks_the_demo_test_videos(trained_fairmot, demo_root, tm
     the same tracks."""
     dets = tmp_path / 'dets'
     tool('tools/test.py', TINY, '--checkpoint', trained_fairmot / 'iter_12.pth', '--work-dir', tmp_path / 'loop',
-         '--dump-dets', dets, '--cfg-options', *demo_options(demo_root))
+         '--dump-dets', dets, '--cfg-options', *video_data_root_options(demo_root))
     videos = open(osp.join(demo_root, 'splits', 'protocol1', 'test.txt')).read().split()
     for video in videos:
         rows = np.loadtxt(tmp_path / 'loop' / 'results' / f'{video}.txt', delimiter=',', ndmin=2)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ANIMALTRACK, REPO, needs_animaltrack, tool
+from conftest import ANIMALTRACK, REPO, needs_animaltrack, tool, video_data_root_options
 
 FULL_P1 = osp.join(REPO, 'configs', 'qdtrack', 'qdtrack_faster-rcnn_r50_fpn_8xb2-4e_vastmat-p1.py')
 TINY = osp.join(REPO, 'configs', 'qdtrack', 'qdtrack_tiny_vastmat-demo.py')
@@ -188,9 +188,7 @@ def _losses(work_dir):
 @pytest.mark.slow
 @pytest.mark.xdist_group('qdtrack_tiny')
 def test_tiny_config_trains_resumes_and_tracks(demo_root, tmp_path):
-    root = demo_root.rstrip('/') + '/'
-    data = [f'train_dataloader.dataset.data_root={root}', f'val_dataloader.dataset.data_root={root}',
-            f'test_dataloader.dataset.data_root={root}']
+    data = video_data_root_options(demo_root, with_val=True)
     work = str(tmp_path / 'train')
     tool('tools/train.py', TINY, '--work-dir', work, '--cfg-options', *data, 'train_cfg.max_iters=8')
     assert osp.isfile(osp.join(work, 'iter_8.pth'))

@@ -16,7 +16,7 @@ import torch
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
-from conftest import REPO, tool
+from conftest import REPO, tool, video_data_root_options
 
 CONFIGS = osp.join(REPO, 'configs', 'transtrack')
 P1 = osp.join(CONFIGS, 'transtrack_r50_8xb2-20e_vastmat-p1.py')
@@ -351,18 +351,13 @@ def test_real_pairs_take_the_reference_frame_as_the_previous_frame(tiny, demo_ro
 
 
 # ---------------------------------------------------------------------------------------------- end to end
-def demo_options(root):
-    root = root.rstrip('/') + '/'
-    return [f'train_dataloader.dataset.data_root={root}', f'test_dataloader.dataset.data_root={root}']
-
-
 @pytest.fixture(scope='module')
 def trained(demo_root, tmp_path_factory):
     """The tiny config trained 8 iterations on the demo data (iter_4, iter_8), then resumed to 12."""
     work_dir = tmp_path_factory.mktemp('transtrack_tiny')
-    tool('tools/train.py', TINY, '--work-dir', work_dir, '--cfg-options', *demo_options(demo_root))
+    tool('tools/train.py', TINY, '--work-dir', work_dir, '--cfg-options', *video_data_root_options(demo_root))
     time.sleep(1.1)  # the resumed run's log folder is named by its start time in seconds
-    tool('tools/train.py', TINY, '--work-dir', work_dir, '--resume', '--cfg-options', *demo_options(demo_root),
+    tool('tools/train.py', TINY, '--work-dir', work_dir, '--resume', '--cfg-options', *video_data_root_options(demo_root),
          'train_cfg.max_iters=12', 'param_scheduler.0.end=12')
     return work_dir
 
@@ -414,7 +409,7 @@ def test_tiny_transtrack_trains_resumes_and_its_loss_falls(trained, demo_root):
 def test_tiny_transtrack_tracks_the_demo_test_videos(trained, demo_root, tmp_path):
     out = tmp_path / 'test'
     tool('tools/test.py', TINY, '--checkpoint', trained / 'iter_12.pth', '--work-dir', out, '--cfg-options',
-         *demo_options(demo_root))
+         *video_data_root_options(demo_root))
     metrics = json.load(open(out / 'metrics.json'))
     assert 0.0 <= metrics['vastmat/HOTA'] <= 1.0 and metrics['vastmat/CLR_FP'] >= 0
     videos = open(osp.join(demo_root, 'splits', 'protocol1', 'test.txt')).read().split()

@@ -13,23 +13,25 @@ Sources (``SOURCES``): ``animaltrack`` (``shared/data/AnimalTrack-10fps-sim``: `
 File written per video, ``<out_dir>/<video>.txt``: the source det rows in file order, their ten det.txt columns
 ``frame,-1,left,top,width,height,score,-1,-1,-1`` copied as text (the original tokens), then ``FEATURE_DIM`` feature
 columns (``%.6f``). Each detection is matched to the ground-truth box of its frame with the highest IoU (plain IoU
-of the ltwh boxes, no +1; the first on ties) if that IoU >= ``MATCH_IOU``. One frame generator
+of the ltwh boxes, no +1; the first on ties) if that IoU >= ``MATCH_IOU`` (0.5). One frame generator
 ``np.random.default_rng(zlib.crc32(f'jde:{video}:{frame}'.encode()))`` draws ``standard_normal((n, FEATURE_DIM))``
-for the frame's ``n`` detections (rows in file order). A matched detection gets ``identity(gt_id) + NOISE_STD *
+for the frame's ``n`` detections (rows in file order). A matched detection gets ``identity(gt_id) + NOISE_STD (0.6) *
 noise_row``, with ``identity(gt_id) = default_rng(crc32(f'jde:{video}:id{gt_id}')).standard_normal(FEATURE_DIM)``
 (gt_id printed as an integer); an unmatched one (a false positive) gets ``noise_row`` alone. Every vector is
-L2-normalised and written with 6 decimals; the consumers use the parsed 6-decimal values as they are.
+L2-normalised and written with 6 decimals; the consumers use the parsed 6-decimal values as they are. The recipe
+is :mod:`tracktrack_inputs`' (its constants), with these seeds.
 """
 from __future__ import annotations
 
 import os
 import os.path as osp
-import zlib
 
 import numpy as np
 
 from vastmat.datasets.detections import VideoDetections, detection_file
 from vastmat.datasets.formats import read_detections, read_gt, read_seqinfo
+
+from . import tracktrack_inputs
 
 SHARED_DATA = osp.normpath(osp.join(osp.dirname(osp.abspath(__file__)), '..', '..', '..', 'shared', 'data'))
 # name: (ground-truth root with <video>/seqinfo.ini and <video>/gt/gt.txt, detection root)
@@ -39,49 +41,14 @@ SOURCES = {
     'tud': (osp.join(SHARED_DATA, 'MOT15-TUD', 'train'), osp.join(SHARED_DATA, 'MOT15-TUD', 'train')),
 }
 FEATURE_DIM = 16
-NOISE_STD = 0.6
-MATCH_IOU = 0.5
-
-
-def _rng(text: str) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(text.encode('utf-8')))
-
-
-def _iou_ltwh(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Plain IoU (no +1) between ltwh boxes ``a (n, 4)`` and ``b (m, 4)``."""
-    iw = np.clip(np.minimum((a[:, 0] + a[:, 2])[:, None], (b[:, 0] + b[:, 2])[None])
-                 - np.maximum(a[:, 0][:, None], b[:, 0][None]), 0, None)
-    ih = np.clip(np.minimum((a[:, 1] + a[:, 3])[:, None], (b[:, 1] + b[:, 3])[None])
-                 - np.maximum(a[:, 1][:, None], b[:, 1][None]), 0, None)
-    inter = iw * ih
-    union = (a[:, 2] * a[:, 3])[:, None] + (b[:, 2] * b[:, 3])[None] - inter
-    return inter / np.maximum(union, 1e-12)
 
 
 def simulated_features(video: str, frames: np.ndarray, boxes: np.ndarray, gt_frames: np.ndarray,
                        gt_ids: np.ndarray, gt_boxes: np.ndarray, feature_dim: int = FEATURE_DIM) -> np.ndarray:
-    """L2-normalised ``(n, feature_dim)`` embeddings of detections (file order), as the module docstring says."""
-    feats = np.zeros((len(frames), feature_dim))
-    identities: dict[int, np.ndarray] = {}
-    for frame in np.unique(frames):
-        rows = np.flatnonzero(frames == frame)
-        noise = _rng(f'jde:{video}:{int(frame)}').standard_normal((len(rows), feature_dim))
-        owner = np.full(len(rows), -1)
-        g = np.flatnonzero(gt_frames == frame)
-        if len(g):
-            iou = _iou_ltwh(boxes[rows], gt_boxes[g])
-            best = iou.argmax(axis=1)
-            ok = iou[np.arange(len(rows)), best] >= MATCH_IOU
-            owner[ok] = gt_ids[g[best[ok]]]
-        for k, row in enumerate(rows):
-            gid = int(owner[k])
-            if gid >= 0:
-                if gid not in identities:
-                    identities[gid] = _rng(f'jde:{video}:id{gid}').standard_normal(feature_dim)
-                feats[row] = identities[gid] + NOISE_STD * noise[k]
-            else:
-                feats[row] = noise[k]
-    return feats / np.linalg.norm(feats, axis=1, keepdims=True)
+    """L2-normalised ``(n, feature_dim)`` embeddings of detections (file order), as the module docstring says: the
+    TrackTrack inputs' recipe with this module's seeds."""
+    return tracktrack_inputs.simulated_features(video, frames, boxes, gt_frames, gt_ids, gt_boxes, feature_dim,
+                                                frame_key='jde:{video}:{frame}', identity_key='jde:{video}:id{gid}')
 
 
 def list_videos(source: str) -> list[str]:
@@ -101,12 +68,7 @@ def write_video_inputs(out_dir: str, source: str, video: str, feature_dim: int =
     length = seq_length(source, video)
     dets = read_detections(det_path, length)
     gt = read_gt(osp.join(gt_root, video, 'gt', 'gt.txt'), length)
-    with open(det_path, encoding='utf-8') as f:
-        lines = f.read().splitlines()
-    tokens = [[t.strip() for t in lines[n - 1].split(',')][:10] for n in dets.line_numbers]
-    bad = [n for n, t in zip(dets.line_numbers, tokens) if len(t) != 10]
-    if bad:
-        raise ValueError(f'{det_path}:{bad[0]}: expected ten det.txt columns')
+    tokens = tracktrack_inputs.det_tokens(det_path, dets.line_numbers)
     feats = simulated_features(video, dets.frames, dets.boxes, gt.frames, gt.ids, gt.boxes, feature_dim)
     os.makedirs(out_dir, exist_ok=True)
     path = osp.join(out_dir, f'{video}.txt')

@@ -70,13 +70,17 @@ def _iou_ltwh(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def simulated_features(video: str, frames: np.ndarray, boxes: np.ndarray, gt_frames: np.ndarray,
-                       gt_ids: np.ndarray, gt_boxes: np.ndarray, feature_dim: int = 16) -> np.ndarray:
-    """L2-normalised ``(n, feature_dim)`` features for detections (file order), as the module docstring says."""
+                       gt_ids: np.ndarray, gt_boxes: np.ndarray, feature_dim: int = 16,
+                       frame_key: str = '{video}:{frame}', identity_key: str = '{video}:{gid}') -> np.ndarray:
+    """L2-normalised ``(n, feature_dim)`` features for detections (file order), as the module docstring says.
+    ``frame_key`` / ``identity_key`` are the texts whose crc32 seeds a frame's noise and an identity's base (other
+    golden inputs, tests/helpers/jde_inputs.py, use their own)."""
     feats = np.zeros((len(frames), feature_dim))
     bases: dict[int, np.ndarray] = {}
     for frame in np.unique(frames):
         rows = np.flatnonzero(frames == frame)  # file order (the reader keeps it)
-        noise = np.random.default_rng(_seed(f'{video}:{int(frame)}')).standard_normal((len(rows), feature_dim))
+        noise = np.random.default_rng(_seed(frame_key.format(video=video, frame=int(frame)))).standard_normal(
+            (len(rows), feature_dim))
         g = np.flatnonzero(gt_frames == frame)
         best = np.full(len(rows), -1)
         if len(g):
@@ -88,11 +92,23 @@ def simulated_features(video: str, frames: np.ndarray, boxes: np.ndarray, gt_fra
             if best[k] >= 0:
                 gid = int(best[k])
                 if gid not in bases:
-                    bases[gid] = np.random.default_rng(_seed(f'{video}:{gid}')).standard_normal(feature_dim)
+                    seed = _seed(identity_key.format(video=video, gid=gid))
+                    bases[gid] = np.random.default_rng(seed).standard_normal(feature_dim)
                 feats[row] = bases[gid] + NOISE_STD * noise[k]
             else:
                 feats[row] = noise[k]
     return feats / np.linalg.norm(feats, axis=1, keepdims=True)
+
+
+def det_tokens(det_path: str, line_numbers: np.ndarray) -> list[list[str]]:
+    """The ten det.txt tokens (as text) of each given 1-based line of ``det_path``."""
+    with open(det_path, encoding='utf-8') as f:
+        lines = f.read().splitlines()
+    tokens = [[t.strip() for t in lines[n - 1].split(',')][:10] for n in line_numbers]
+    bad = [n for n, t in zip(line_numbers, tokens) if len(t) != 10]
+    if bad:
+        raise ValueError(f'{det_path}:{bad[0]}: expected ten det.txt columns')
+    return tokens
 
 
 def gmc_matrix(frame: int) -> np.ndarray:
@@ -116,12 +132,7 @@ def write_video_inputs(out_dir: str, video: str, data_root: str = DEFAULT_DATA_R
     seq_length = int(read_seqinfo(seqinfo_path)['seqLength'])
     dets = read_detections(det_path, seq_length)
     gt = read_gt(osp.join(data_root, 'gt', video, 'gt', 'gt.txt'), seq_length)
-    with open(det_path, encoding='utf-8') as f:
-        lines = f.read().splitlines()
-    tokens = [[t.strip() for t in lines[n - 1].split(',')][:10] for n in dets.line_numbers]
-    bad = [n for n, t in zip(dets.line_numbers, tokens) if len(t) != 10]
-    if bad:
-        raise ValueError(f'{det_path}:{bad[0]}: expected ten det.txt columns')
+    tokens = det_tokens(det_path, dets.line_numbers)
     feats = simulated_features(video, dets.frames, dets.boxes, gt.frames, gt.ids, gt.boxes, feature_dim)
     feat_tokens = [[f'{v:.6f}' for v in row] for row in feats]
 
