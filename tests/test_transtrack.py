@@ -224,10 +224,10 @@ def test_track_queries_are_the_previous_frames_outputs(tiny):
 def test_degenerate_query_boxes_keep_their_rows():
     """A query whose box has zero size (sigmoid underflow) keeps a tiny positive size: the frame's checks would
     otherwise drop it and shift every later row (the tracker relies on row i = query i)."""
-    from vastmat.models.mot import TransTrack
+    from vastmat.models.mot.detr_outputs import queries_to_detections
     logits = torch.tensor([[0.0], [-3.0], [2.0]])
     boxes = torch.tensor([[0.5, 0.5, 0.2, 0.4], [0.1, 0.2, 0.0, 0.0], [0.9, 0.5, 0.4, 0.2]])
-    dets = TransTrack.queries_to_detections(logits, boxes, (100, 200))
+    dets = queries_to_detections(logits, boxes, (100, 200))
     np.testing.assert_allclose(dets.bboxes[[0, 2]], [[80, 30, 120, 70], [140, 40, 220, 60]], atol=1e-5)
     assert (dets.bboxes[1, 2:] > dets.bboxes[1, :2]).all() and np.allclose(dets.bboxes[1], [20, 20, 20, 20])
     np.testing.assert_allclose(dets.scores, torch.sigmoid(logits[:, 0]).numpy(), rtol=1e-6)

@@ -1,5 +1,6 @@
-"""Key / reference frame sampling on VastMAT videos for models trained on frame pairs (QDTrack's quasi-dense
-matching): mmdet's ``UniformRefFrameSample`` with the range in seconds and frames located by their number."""
+"""Frame sampling on VastMAT videos for models that train on several frames: key / reference pairs (QDTrack's
+quasi-dense matching; mmdet's ``UniformRefFrameSample`` with the range in seconds and frames located by their number)
+and clips of evenly spaced frames (MOTIP's in-context ID prediction)."""
 from __future__ import annotations
 
 import random
@@ -86,3 +87,77 @@ class VastMATRefFrameSample(UniformRefFrameSample):
         return (f'{self.__class__.__name__}(num_ref_imgs={self.num_ref_imgs}, '
                 f'frame_range_seconds={self.frame_range_seconds}, filter_key_img={self.filter_key_img}, '
                 f'direction={self.direction!r})')
+
+
+@TRANSFORMS.register_module()
+class VastMATClipSample(UniformRefFrameSample):
+    """A clip of ``clip_length`` frames evenly spaced by a random interval, starting at the sampler's frame (MOTIP's
+    ``random_interval`` sampling, official ``data/naive_sampler.py``).
+
+    The official sampler starts a clip at every frame ``b`` with ``b + clip_length <= video length``, draws the
+    interval as ``min(randint(1, max_interval), floor((length - b - 1) / (clip_length - 1)))`` and takes frames
+    ``b, b + i, ..., b + (clip_length - 1) i``. Here every frame the sampler gives (mmdet's ``TrackImgSampler``: each
+    frame of each training video once an epoch) starts a clip; one too close to the end starts it at ``length -
+    clip_length`` instead (the official skips it: the last frames of a video are sampled slightly more often). The
+    largest interval is in seconds, converted with each video's frame rate (official 4 frames at DanceTrack's 20 FPS
+    = 0.2 s; 2 frames at VastMAT's 10 FPS). Frames are taken by position in the video's frame list, so the training
+    split must keep every frame (``filter_empty_gt=False``, as the MOTIP configs set: a frame without animals is a
+    valid clip frame). A video shorter than ``clip_length`` gives all its frames (the official skips such videos;
+    the model then trains on a shorter clip).
+
+    Args:
+        clip_length: frames per clip (official ``SAMPLE_LENGTHS``; must not exceed the ID decoder's
+            ``rel_pe_length``).
+        max_interval_seconds: the largest time between two consecutive clip frames (official ``SAMPLE_INTERVALS`` 4
+            at 20 FPS).
+        collect_video_keys: video keys copied to every sampled frame (mmdet's argument).
+    """
+
+    def __init__(self, clip_length: int = 30, max_interval_seconds: float = 4 / 20,
+                 collect_video_keys: list[str] = ['video_id', 'video_length']) -> None:  # noqa: B006 (mmdet's)
+        if clip_length < 1:
+            raise ValueError(f'VastMATClipSample: clip_length must be >= 1, got {clip_length}')
+        if max_interval_seconds <= 0:
+            raise ValueError(f'VastMATClipSample: max_interval_seconds must be > 0, got {max_interval_seconds}')
+        super().__init__(num_ref_imgs=max(clip_length - 1, 0), frame_range=0, filter_key_img=False,
+                         collect_video_keys=collect_video_keys)
+        self.clip_length = int(clip_length)
+        self.max_interval_seconds = float(max_interval_seconds)
+
+    def max_interval(self, video_infos: dict) -> int:
+        """The largest interval in frames of this video (at least 1)."""
+        rate = video_infos['images'][0].get('frame_rate') if video_infos['images'] else None
+        if not rate:
+            raise ValueError(f"VastMATClipSample: video {video_infos.get('video_name')!r} has no frame rate "
+                             '(frameRate in its seqinfo.ini), needed to convert max_interval_seconds to frames')
+        return max(1, round(self.max_interval_seconds * float(rate)))
+
+    def clip_positions(self, num_frames: int, start: int, max_interval: int) -> list[int]:
+        """Positions of the clip's frames in a video of ``num_frames`` frames, for a clip asked to start at
+        ``start``."""
+        length = self.clip_length
+        if num_frames <= length:
+            return list(range(num_frames))
+        begin = min(start, num_frames - length)
+        fitting = (num_frames - begin - 1) // (length - 1) if length > 1 else 1
+        interval = min(random.randint(1, max_interval), fitting)
+        return [begin + interval * k for k in range(length)]
+
+    def transform(self, video_infos: dict) -> dict[str, Any]:
+        images = video_infos['images']
+        if not images:
+            raise ValueError(f"VastMATClipSample: video {video_infos.get('video_name')!r} has no frames")
+        start = video_infos.get('key_frame_id')
+        if start is None:
+            start = random.randrange(len(images))
+        if not 0 <= start < len(images):
+            raise IndexError(f"VastMATClipSample: start frame {start} outside the {len(images)} frames of video "
+                             f"{video_infos.get('video_name')!r}")
+        positions = self.clip_positions(len(images), start, self.max_interval(video_infos))
+        results = self.prepare_data(video_infos, positions)
+        results['key_frame_flags'] = [k == 0 for k in range(len(positions))]
+        return results
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(clip_length={self.clip_length}, '
+                f'max_interval_seconds={self.max_interval_seconds})')

@@ -2,9 +2,11 @@
 from .checkpoint import (UnsafeCheckpointError, install_safe_checkpoint_loader, safe_load,
                          to_plain_checkpoint)
 from .hooks import PlainCheckpointHook, ProgressBarHook
+from .optim_wrapper import SeparateClipOptimWrapper, SeparateClipOptimWrapperConstructor
 from .runner import VastMATRunner
 
 install_safe_checkpoint_loader()
 
 __all__ = ['UnsafeCheckpointError', 'safe_load', 'to_plain_checkpoint', 'install_safe_checkpoint_loader',
-           'PlainCheckpointHook', 'ProgressBarHook', 'VastMATRunner']
+           'PlainCheckpointHook', 'ProgressBarHook', 'SeparateClipOptimWrapper',
+           'SeparateClipOptimWrapperConstructor', 'VastMATRunner']

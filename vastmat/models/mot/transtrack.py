@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from mmdet.structures.bbox import BaseBoxes
@@ -38,6 +37,7 @@ from torch import Tensor
 from vastmat.registry import MODELS
 from vastmat.structures.tracking import FrameDetections
 
+from .detr_outputs import queries_to_detections
 from .tracking_by_detection import TrackingByDetection
 from .transtrack_detr import TransTrackDeformableDETR
 
@@ -211,18 +211,5 @@ class TransTrack(TrackingByDetection):
         tracking = (logits, boxes) if state is None else tuple(x[-1] for x in net.heads(out['tracking']))
         self.state = dict(feats=feats, queries=out['detection']['hidden_states'][-1], boxes=boxes)
         ori_shape = frame_sample.metainfo['ori_shape']
-        return (self.queries_to_detections(logits[0], boxes[0], ori_shape),
-                {'tracking': self.queries_to_detections(tracking[0][0], tracking[1][0], ori_shape)})
-
-    @staticmethod
-    def queries_to_detections(logits: Tensor, boxes: Tensor, ori_shape: tuple[int, int]) -> FrameDetections:
-        """All queries as detections, in query order: ``sigmoid`` of class 0's logit, and the normalised ``cx, cy,
-        w, h`` boxes times the original frame size (the official ``PostProcess``: no clipping, no top-k), as
-        ``x1 y1 x2 y2``. Sizes are kept above 1e-9 of the frame (a box of size 0 would be dropped by the frame's
-        checks and break the query index identity the tracker relies on)."""
-        height, width = ori_shape[:2]
-        box = boxes.detach().cpu().double()
-        size = box[:, 2:].clamp(min=1e-9)
-        xyxy = torch.cat([box[:, :2] - size / 2, box[:, :2] + size / 2], dim=1) * box.new_tensor([width, height] * 2)
-        scores = logits[:, 0].detach().sigmoid().cpu().double()
-        return FrameDetections(xyxy.numpy(), scores.numpy(), np.zeros(len(scores), np.int64))
+        return (queries_to_detections(logits[0], boxes[0], ori_shape),
+                {'tracking': queries_to_detections(tracking[0][0], tracking[1][0], ori_shape)})

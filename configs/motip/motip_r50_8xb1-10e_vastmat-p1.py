@@ -1,0 +1,178 @@
+# MOTIP (Gao et al., CVPR 2025; MCG-NJU/MOTIP 5cfbcd4, configs/r50_deformable_detr_motip_dancetrack.yaml) on VastMAT
+# Protocol 1 (Seen): Deformable DETR R50 with box refinement (mmdet 3.3's modules), MOTIP's trajectory modelling and
+# ID decoder, its clip training and its runtime tracker (reference/trackers.md section 5). Official settings:
+#   DETR        ResNet-50, 4 levels, 6 + 6 layers, d 256, FFN 1024, dropout 0.0, 8 heads, 4 points, 300 queries,
+#               box refine, not two-stage, one class `animal`; focal 2 (alpha 0.25) / L1 5 / GIoU 2 on every layer,
+#               matching costs 2 / 5 / 2
+#   ID part     trajectory modelling (two FFN 256-512-256 blocks with LayerNorm); ID decoder: 6 layers, tokens
+#               [feature 256 | ID embedding 256], 16 heads of 32, FFN ratio 2, relative time bias over 30 frames,
+#               ID dictionary K = 50 words + the newborn token; 18.5 M parameters with the trajectory modelling
+#               (tests/test_motip.py derives the whole model's count)
+#   training    clips of 30 frames (random interval up to 4 frames at 20 FPS), 4 frames with DETR gradients, 6
+#               ID-label groups per clip, trajectory occlusion 0.5 and switch 0.5, ID loss weight 1; AdamW lr 1e-4,
+#               backbone x0.1, sampling_offsets / reference_points x0.05, weight decay 5e-4, gradients clipped to
+#               0.1 separately for the DETR and the ID part; 10 epochs, lr x0.1 at epochs 6 and 9, 1 warm-up
+#               epoch; 8 GPUs x 1 clip
+#   input       train: flip 0.5, then a short side in 480..800 (step 32, long side <= 1440), or a short side in
+#               {400, 500, 600}, a random 384..600 crop and a short side in 480..800; colour jitter 0.4 / 0.4 / 0.4
+#               / 0.2 (the same draw for every frame of a clip); test: short side 800, long side <= 1440
+#   tracker     det_thresh 0.3, newborn_thresh 0.6, id_thresh 0.2, object-max assignment, miss_tolerance 30
+# Adapted to VastMAT (10 FPS, long videos):
+#   - clips of 30 frames with intervals of up to 0.2 s (2 frames at 10 FPS): the official 30 frames span up to 5.8 s
+#     at 20 FPS, these up to 5.8 s at 10 FPS; rel_pe_length 30 = clip length >= miss_tolerance 30 (the official rule
+#     SAMPLE_LENGTHS == REL_PE_LENGTH >= MISS_TOLERANCE), so a trajectory is remembered for 2.9 s of absence (the
+#     official 30 frames are 1.5 s at 20 FPS; VastMAT's animals are occluded longer and the relative time bias is
+#     learned over 30 frames);
+#   - the DETR starts from a Deformable DETR checkpoint (COCO, then VastMAT detection pre-training: the official
+#     DETR_PRETRAIN; motip_r50_8xb2-20e_vastmat-p1_detr-pretrain.py trains it, load it with load_from=...);
+#   - the official static-image clip simulation (a random shift of one image, for CrowdHuman) is not used:
+#     VastMAT trains on its videos only.
+#   bash tools/dist_train.sh configs/motip/motip_r50_8xb1-10e_vastmat-p1.py 8 --cfg-options load_from=DETR.pth
+#   python tools/test.py configs/motip/motip_r50_8xb1-10e_vastmat-p1.py --checkpoint W/epoch_10.pth
+_base_ = ['../_base_/datasets/vastmat_video.py', '../_base_/default_runtime.py']
+
+clip_length = 30
+train_scales = [(1440, s) for s in range(480, 801, 32)]  # (long side limit, short side)
+test_scale = (1440, 800)
+
+model = dict(
+    type='MOTIP',
+    id_loss_weight=1.0,
+    num_groups=6,
+    occlusion_prob=0.5,
+    switch_prob=0.5,
+    num_train_frames=4,
+    data_preprocessor=dict(
+        type='TrackingDataPreprocessor',
+        mean=[123.675, 116.28, 103.53],
+        std=[58.395, 57.12, 57.375],
+        bgr_to_rgb=True,
+        pad_size_divisor=1),
+    detector=dict(
+        type='DeformableDETR',
+        num_queries=300,
+        num_feature_levels=4,
+        with_box_refine=True,
+        as_two_stage=False,
+        backbone=dict(
+            type='ResNet',
+            depth=50,
+            num_stages=4,
+            out_indices=(1, 2, 3),
+            frozen_stages=1,
+            norm_cfg=dict(type='BN', requires_grad=False),
+            norm_eval=True,
+            style='pytorch',
+            init_cfg=dict(type='Pretrained', checkpoint='torchvision://resnet50')),
+        neck=dict(
+            type='ChannelMapper',
+            in_channels=[512, 1024, 2048],
+            kernel_size=1,
+            out_channels=256,
+            act_cfg=None,
+            norm_cfg=dict(type='GN', num_groups=32),
+            num_outs=4),
+        encoder=dict(
+            num_layers=6,
+            layer_cfg=dict(
+                self_attn_cfg=dict(embed_dims=256, batch_first=True, dropout=0.0),
+                ffn_cfg=dict(embed_dims=256, feedforward_channels=1024, ffn_drop=0.0))),
+        decoder=dict(
+            num_layers=6,
+            return_intermediate=True,
+            layer_cfg=dict(
+                self_attn_cfg=dict(embed_dims=256, num_heads=8, dropout=0.0, batch_first=True),
+                cross_attn_cfg=dict(embed_dims=256, batch_first=True, dropout=0.0),
+                ffn_cfg=dict(embed_dims=256, feedforward_channels=1024, ffn_drop=0.0)),
+            post_norm_cfg=None),
+        positional_encoding=dict(num_feats=128, normalize=True, offset=-0.5),
+        bbox_head=dict(
+            type='DeformableDETRHead',
+            num_classes=1,
+            sync_cls_avg_factor=True,
+            loss_cls=dict(type='FocalLoss', use_sigmoid=True, gamma=2.0, alpha=0.25, loss_weight=2.0),
+            loss_bbox=dict(type='L1Loss', loss_weight=5.0),
+            loss_iou=dict(type='GIoULoss', loss_weight=2.0)),
+        train_cfg=dict(
+            assigner=dict(
+                type='HungarianAssigner',
+                match_costs=[
+                    dict(type='FocalLossCost', weight=2.0),
+                    dict(type='BBoxL1Cost', weight=5.0, box_format='xywh'),
+                    dict(type='IoUCost', iou_mode='giou', weight=2.0)
+                ])),
+        test_cfg=dict(max_per_img=300)),
+    tracker=dict(
+        type='MOTIPTracker',
+        trajectory_modeling=dict(type='MOTIPTrajectoryModeling', detr_dim=256, ffn_dim_ratio=2, feature_dim=256),
+        id_decoder=dict(type='MOTIPIDDecoder', feature_dim=256, id_dim=256, ffn_dim_ratio=2, num_layers=6,
+                        head_dim=32, num_id_vocabulary=50, rel_pe_length=clip_length),
+        det_thresh=0.3,
+        newborn_thresh=0.6,
+        id_thresh=0.2,
+        area_thresh=0,
+        miss_tolerance=30,
+        assignment_protocol='object-max'))
+
+# the official MultiRandomSelect(resize, [resize, crop, resize]) (p 0.5 each), its common last resize taken out of
+# the choice (mmcv's RandomChoice cannot share its draw between the frames of a clip); one draw per clip
+train_transforms = [
+    dict(type='LoadImageFromFile'),
+    dict(type='LoadTrackAnnotations'),
+    dict(type='RandomFlip', prob=0.5),
+    dict(
+        type='RandomApply',
+        prob=0.5,
+        transforms=[
+            dict(type='RandomChoiceResize', scales=[(4200, 400), (4200, 500), (4200, 600)], keep_ratio=True,
+                 clip_object_border=False),
+            dict(type='RandomCrop', crop_type='absolute_range', crop_size=(384, 600), bbox_clip_border=False,
+                 allow_negative_crop=True)
+        ]),
+    dict(type='RandomChoiceResize', scales=train_scales, keep_ratio=True, clip_object_border=False),
+    dict(type='ClipColorJitter', brightness=0.4, contrast=0.4, saturation=0.4, hue=0.2),
+]
+train_pipeline = [
+    # the official 30 frames with intervals up to 4 at 20 FPS (0.2 s)
+    dict(type='VastMATClipSample', clip_length=clip_length, max_interval_seconds=0.2),
+    dict(type='TransformBroadcaster', share_random_params=True, transforms=train_transforms),
+    dict(type='PackVastMATInputs')
+]
+test_pipeline = [
+    dict(
+        type='TransformBroadcaster',
+        transforms=[
+            dict(type='LoadImageFromFile'),
+            dict(type='Resize', scale=test_scale, keep_ratio=True),
+            dict(type='LoadTrackAnnotations')
+        ]),
+    dict(type='PackVastMATInputs')
+]
+
+# every frame stays in the clips (frames without animals included: VastMATClipSample takes frames by position)
+train_dataloader = dict(batch_size=1, dataset=dict(filter_cfg=dict(filter_empty_gt=False), pipeline=train_pipeline))
+test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+
+max_epochs = 10
+train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs)
+optim_wrapper = dict(
+    type='SeparateClipOptimWrapper',
+    constructor='SeparateClipOptimWrapperConstructor',
+    clip_prefixes=['detector.'],  # the DETR's gradients and the ID part's are clipped separately (official)
+    optimizer=dict(type='AdamW', lr=1e-4, weight_decay=5e-4),
+    clip_grad=dict(max_norm=0.1, norm_type=2),
+    paramwise_cfg=dict(custom_keys={
+        'backbone': dict(lr_mult=0.1),
+        'sampling_offsets': dict(lr_mult=0.05),
+        'reference_points': dict(lr_mult=0.05)
+    }))
+param_scheduler = [
+    # the official linear warm-up over the first epoch (from lr / iterations; here from lr x 1e-3)
+    dict(type='LinearLR', start_factor=1e-3, by_epoch=True, begin=0, end=1, convert_to_iter_based=True),
+    dict(type='MultiStepLR', begin=0, end=max_epochs, by_epoch=True, milestones=[6, 9], gamma=0.1)
+]
+default_hooks = dict(checkpoint=dict(type='CheckpointHook', interval=1, max_keep_ckpts=3),
+                     visualization=dict(type='TrackVisualizationHook', draw=False))
+visualizer = dict(type='TrackLocalVisualizer', vis_backends=[dict(type='LocalVisBackend')], name='visualizer')
+# lr 1e-4 is for 8 GPUs x 1 clip; tools/train.py --auto-scale-lr rescales it to the actual batch
+auto_scale_lr = dict(enable=False, base_batch_size=8)
