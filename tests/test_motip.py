@@ -310,3 +310,48 @@ def test_tiny_motip_tracks_the_demo_test_videos(tracked, demo_root):
         for frame in np.unique(rows[:, 0]):  # one box per identity and frame, at most the 20 queries
             ids = rows[rows[:, 0] == frame, 1]
             assert len(ids) == len(set(ids)) <= 20
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group('motip_tiny')
+def test_tcei_tracks_with_the_tiny_motip_checkpoint(trained, demo_root, tmp_path):
+    """TCEI needs no training: its config tracks with the MOTIP checkpoint (the tracker's modules load unchanged),
+    and on the same frames its calibrated ID logits differ from MOTIP's where it recalibrates, and stay finite."""
+    from mmengine.dataset import pseudo_collate
+
+    from vastmat.registry import DATASETS
+    out = tmp_path / 'tcei'
+    tool('tools/test.py', TCEI_TINY, '--checkpoint', trained / 'iter_12.pth', '--work-dir', out, '--cfg-options',
+         *video_data_root_options(demo_root))
+    metrics = json.load(open(out / 'metrics.json'))
+    assert 0.0 <= metrics['vastmat/HOTA'] <= 1.0
+    videos = open(osp.join(demo_root, 'splits', 'protocol1', 'test.txt')).read().split()
+    assert all(len(rows) for rows in read_results(out, videos).values())
+
+    cfg = Config.fromfile(TCEI_TINY)
+    model = build(cfg.model)
+    model.load_state_dict(torch.load(trained / 'iter_12.pth', weights_only=True)['state_dict'])  # strict
+    model.eval()
+    tracker = model.tracker
+    assert type(tracker).__name__ == 'TCEITracker' and tracker.preset == 'bft'
+    raw, calibrated = [], []
+    id_logits = tracker.id_logits
+
+    def recording(features):
+        logits = id_logits(features)
+        raw.append(logits[0])
+        return logits
+    tracker.id_logits = recording
+    dataset_cfg = copy.deepcopy(cfg.test_dataloader.dataset)
+    dataset_cfg.update(data_root=demo_root)
+    dataset = DATASETS.build(dataset_cfg)
+    for video_index in range(2):  # two videos: the experience caches carry over
+        with torch.no_grad():
+            for frame in range(12):
+                data = model.data_preprocessor(pseudo_collate([dataset[(video_index, frame)]]), False)
+                model.predict(data['inputs'], data['data_samples'])
+                if tracker._calibrated_logits is not None:
+                    calibrated.append((raw[-1], tracker._calibrated_logits))
+    assert len(calibrated) >= 20 and all(torch.isfinite(c).all() for _, c in calibrated)
+    assert sum(not torch.allclose(r, c) for r, c in calibrated) >= len(calibrated) // 2
+    assert tracker.caches.w_pos.num_items() > 0

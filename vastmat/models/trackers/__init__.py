@@ -4,6 +4,7 @@ from .base_tracker import BaseTracker
 from .byte_tracker import BYTETracker
 from .diffmot_tracker import DiffMOTTracker
 from .jde_tracker import JDETracker
+from .motip_modules import MOTIPIDDecoder, MOTIPTrajectoryModeling
 from .motip_tracker import MOTIPTracker
 from .tcei_tracker import TCEITracker
 from .track_lifecycle import Track, TrackLifecycle
@@ -11,5 +12,6 @@ from .tracktrack import TrackTrackTracker
 from .transtrack_tracker import TransTrackTracker
 from .zoo import ZooTracker, zoo_trackers
 
-__all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'JDETracker', 'MOTIPTracker', 'TCEITracker', 'Track', 'TrackLifecycle', 'TrackTrackTracker',
-           'TransTrackTracker', 'ZooTracker', 'zoo_trackers']
+__all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'JDETracker', 'MOTIPIDDecoder', 'MOTIPTracker',
+           'MOTIPTrajectoryModeling', 'TCEITracker', 'Track', 'TrackLifecycle', 'TrackTrackTracker', 'TransTrackTracker',
+           'ZooTracker', 'zoo_trackers']
