@@ -294,8 +294,8 @@ def read_results(folder, videos):
 @pytest.fixture(scope='module')
 def tracked(trained, demo_root, tmp_path_factory):
     out = tmp_path_factory.mktemp('motip_test')
-    tool('tools/test.py', TINY, '--checkpoint', trained / 'iter_12.pth', '--work-dir', out, '--cfg-options',
-         *video_data_root_options(demo_root))
+    tool('tools/test.py', TINY, '--checkpoint', trained / 'iter_12.pth', '--work-dir', out, '--dump-dets',
+         out / 'dets', '--cfg-options', *video_data_root_options(demo_root))
     return out
 
 
@@ -355,3 +355,22 @@ def test_tcei_tracks_with_the_tiny_motip_checkpoint(trained, demo_root, tmp_path
     assert len(calibrated) >= 20 and all(torch.isfinite(c).all() for _, c in calibrated)
     assert sum(not torch.allclose(r, c) for r, c in calibrated) >= len(calibrated) // 2
     assert tracker.caches.w_pos.num_items() > 0
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group('motip_tiny')
+def test_tiny_motip_tracks_its_dumped_detections_alike(trained, tracked, demo_root, tmp_path):
+    """The cached path: every query's box, score and hs[-1] dumped by the run above (det.txt rows + 32 feature
+    columns, boxes to two decimals), tracked again without the DETR (--det-root; the tracker's modules load from the
+    same checkpoint), give the same tracks."""
+    out = tmp_path / 'cached'
+    tool('tools/test.py', TINY, '--checkpoint', trained / 'iter_12.pth', '--det-root', tracked / 'dets',
+         '--work-dir', out, '--cfg-options', *video_data_root_options(demo_root))
+    videos = open(osp.join(demo_root, 'splits', 'protocol1', 'test.txt')).read().split()
+    dumped = np.loadtxt(tracked / 'dets' / f'{videos[0]}.txt', delimiter=',', ndmin=2)
+    assert dumped.shape[1] == 10 + 32 and len(dumped) == 12 * 20  # every query of every frame
+    loop, cached = read_results(tracked, videos), read_results(out, videos)
+    for video_name in videos:  # the same rows and ids; boxes as det.txt's two decimals
+        assert cached[video_name].shape == loop[video_name].shape
+        np.testing.assert_array_equal(cached[video_name][:, :2], loop[video_name][:, :2])
+        np.testing.assert_allclose(cached[video_name][:, 2:6], loop[video_name][:, 2:6], atol=0.0051)

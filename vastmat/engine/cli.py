@@ -145,9 +145,11 @@ def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
                 keys = tuple(transform.get('meta_keys', default_keys))
                 transform['meta_keys'] = tuple(dict.fromkeys(keys + ('video_name', 'frame_id', 'source_frame')))
     if getattr(args, 'det_root', None):
-        if cfg.model.get('type') != 'TrackingByDetection':
-            raise ValueError(f"--det-root needs a tracking config (model.type='TrackingByDetection'), "
-                             f"not model.type={cfg.model.get('type')!r}")
+        from vastmat.registry import MODELS  # a registry lookup: the model class says whether it can
+        model_class = MODELS.get(cfg.model.get('type')) if cfg.model.get('type') else None
+        if not getattr(model_class, 'tracks_cached_detections', False):
+            raise ValueError(f"--det-root needs a tracking config whose model can track cached detections "
+                             f"(model.type='TrackingByDetection', 'MOTIP'), not model.type={cfg.model.get('type')!r}")
         cfg.model.detector = None
         loaders = [t for t in _transforms(dataset.get('pipeline', [])) if t.get('type') == 'LoadTrackingDetections']
         if not loaders:  # a detector-in-the-loop config: its frames are not needed

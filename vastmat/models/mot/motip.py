@@ -47,7 +47,9 @@ class MOTIP(TrackingByDetection):
     modelling and the ID decoder together on video clips (module docstring).
 
     Args:
-        detector: mmdet ``DeformableDETR`` config (``as_two_stage=False``).
+        detector: mmdet ``DeformableDETR`` config (``as_two_stage=False``); None tracks cached detections whose
+            extra columns are the queries' ``hs[-1]`` (``tools/test.py --dump-dets`` of this model, then
+            ``--det-root``: the tracker's modules load from the same checkpoint).
         tracker: ``dict(type='MOTIPTracker', trajectory_modeling=..., id_decoder=..., det_thresh=0.3, ...)``; its
             ``id_decoder.rel_pe_length`` must cover the training clips.
         id_loss_weight: weight of the ID loss (official ``ID_LOSS_WEIGHT`` 1.0).
@@ -66,14 +68,15 @@ class MOTIP(TrackingByDetection):
                  data_preprocessor: dict | None = None, init_cfg: dict | None = None) -> None:
         super().__init__(tracker=tracker, detector=detector, post_processors=post_processors,
                          data_preprocessor=data_preprocessor, init_cfg=init_cfg)
-        if not isinstance(self.detector, DeformableDETR) or self.detector.as_two_stage:
+        if self.detector is not None and (not isinstance(self.detector, DeformableDETR)
+                                          or self.detector.as_two_stage):
             raise TypeError('MOTIP: model.detector must be an mmdet DeformableDETR with as_two_stage=False, got '
                             f'{type(self.detector).__name__}')
         for name in ('trajectory_modeling', 'id_decoder'):
             if not hasattr(self.tracker, name):
                 raise TypeError(f'MOTIP: model.tracker must be a MOTIPTracker (or a subclass: TCEITracker) holding '
                                 f'{name}, got {type(self.tracker).__name__}')
-        if self.tracker.trajectory_modeling.detr_dim != self.detector.embed_dims:
+        if self.detector is not None and self.tracker.trajectory_modeling.detr_dim != self.detector.embed_dims:
             raise ValueError(f'MOTIP: model.tracker.trajectory_modeling.detr_dim '
                              f'({self.tracker.trajectory_modeling.detr_dim}) must equal the DETR\'s embed_dims '
                              f'({self.detector.embed_dims})')
@@ -139,6 +142,8 @@ class MOTIP(TrackingByDetection):
     def loss(self, inputs: Tensor, data_samples: list, **kwargs: Any) -> dict:
         """The official training step on a batch of clips (module docstring): Deformable DETR's losses
         (``loss_cls``, ``loss_bbox``, ``loss_iou``, ``d{0..4}.*``) and ``loss_id``."""
+        if self.detector is None:
+            raise ValueError('MOTIP: no DETR to train (model.detector is None: cached detections)')
         if inputs is None or inputs.dim() != 5:
             raise ValueError('MOTIP.loss: inputs must be (N, T, C, H, W) video clips (VastMATClipSample, '
                              f'PackVastMATInputs), got {None if inputs is None else tuple(inputs.shape)}')

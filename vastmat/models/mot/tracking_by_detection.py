@@ -56,6 +56,9 @@ class TrackingByDetection(BaseMOTModel):
         data_preprocessor: default :class:`TrackingDataPreprocessor`.
     """
 
+    # tools/test.py --det-root: the model tracks cached detections when its detector is dropped
+    tracks_cached_detections = True
+
     def __init__(self, tracker: dict, detector: dict | None = None, reid: dict | None = None,
                  reid_input_size: tuple[int, int] = (256, 128), extra_detections: dict | None = None,
                  det_score_thr: float | None = None, post_processors: list | None = None,

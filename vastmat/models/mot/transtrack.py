@@ -112,6 +112,9 @@ class TransTrack(TrackingByDetection):
         data_preprocessor: default ``TrackingDataPreprocessor``.
     """
 
+    # its association needs the track decoder's boxes: no cached-detections path
+    tracks_cached_detections = False
+
     def __init__(self, detector: dict, tracker: dict, previous_frame: str = 'shift', max_shift: int = 100,
                  track_prob: float = 0.5, post_processors: list | None = None, data_preprocessor: dict | None = None,
                  init_cfg: dict | None = None) -> None:
