@@ -19,6 +19,8 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 from conftest import REPO, tool, video_data_root_options
+from helpers.detr_samples import clip, frame_sample
+from helpers.motip_weights import record_id_logits
 
 CONFIGS = osp.join(REPO, 'configs', 'motip')
 P1 = osp.join(CONFIGS, 'motip_r50_8xb1-10e_vastmat-p1.py')
@@ -38,7 +40,8 @@ TCEI_TINY = osp.join(REPO, 'configs', 'tcei', 'tcei_motip_tiny_vastmat-demo.py')
 #   13,056 (one module shared by the 6 layers), rel_pos_embeds 6 x 30 x 16 = 2,880, 5 self-attention blocks
 #   (nn.MultiheadAttention 4 x 512 x 512 + 4 x 512 = 1,050,624, LayerNorm 1,024) 5,258,240, 6 cross-attention
 #   blocks 6,309,888, 6 FFN blocks (512 -> 1024 -> 512 = 1,050,112, LayerNorm 1,024) 6,306,816: 17,903,936;
-#   total 59,141,664.
+#   total 59,141,664 (the official TrajectoryModeling and IDDecoder instantiated outside the project count 526,848 and
+#   17,903,936: tests/fixtures/motip_official/README.md).
 # mmdet's modules differ as for TransTrack: ResNet's BN affine values are parameters (+53,120, frozen) and
 # ChannelMapper's convolutions have no bias before GN (-4 x 256): 59,141,664 + 53,120 - 1,024 = 59,193,760.
 OFFICIAL_DETR = 40_710_880
@@ -59,25 +62,6 @@ def build(cfg, seed=0):
     from vastmat.registry import MODELS
     torch.manual_seed(seed)
     return MODELS.build(copy.deepcopy(cfg))
-
-
-def frame_sample(frame_id, h, w, boxes=((10., 12., 40., 50.),), ids=None, video='v'):
-    from mmdet.structures import DetDataSample
-    from mmengine.structures import InstanceData
-    sample = DetDataSample(metainfo=dict(img_shape=(h, w), ori_shape=(2 * h, 2 * w), scale_factor=(0.5, 0.5),
-                                         batch_input_shape=(h, w), pad_shape=(h, w), frame_id=frame_id,
-                                         video_name=video, video_length=10, frame_rate=10))
-    sample.gt_instances = InstanceData(bboxes=torch.tensor(boxes, dtype=torch.float32).reshape(-1, 4),
-                                       labels=torch.zeros(len(boxes), dtype=torch.long),
-                                       instances_ids=torch.tensor(ids if ids is not None else range(len(boxes))))
-    return sample
-
-
-def clip(frames):
-    from vastmat.datasets.transforms import VastMATTrackDataSample
-    sample = VastMATTrackDataSample(metainfo=dict(key_frames_inds=[0], ref_frames_inds=list(range(1, len(frames)))))
-    sample.video_data_samples = frames
-    return sample
 
 
 @pytest.fixture(scope='module')
@@ -334,14 +318,7 @@ def test_tcei_tracks_with_the_tiny_motip_checkpoint(trained, demo_root, tmp_path
     model.eval()
     tracker = model.tracker
     assert type(tracker).__name__ == 'TCEITracker' and tracker.preset == 'bft'
-    raw, calibrated = [], []
-    id_logits = tracker.id_logits
-
-    def recording(features):
-        logits = id_logits(features)
-        raw.append(logits[0])
-        return logits
-    tracker.id_logits = recording
+    raw, calibrated = record_id_logits(tracker), []
     dataset_cfg = copy.deepcopy(cfg.test_dataloader.dataset)
     dataset_cfg.update(data_root=demo_root)
     dataset = DATASETS.build(dataset_cfg)

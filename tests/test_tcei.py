@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from conftest import SHARED_DATA, assert_same_tracks
+from helpers.motip_weights import deterministic_weights, record_id_logits
 from vastmat.models.trackers.tcei_tracker import (TCEI_PRESETS, CacheItem, EntropyRankedCache, TCEICaches,
                                                   TCEIParams, calibrate_id_logits, experience_cache_logits,
                                                   fisher_inner, fisher_orthogonalize, fuse_logits,
@@ -325,56 +326,6 @@ def weights_digest(state_dict: dict) -> str:
     return h.hexdigest()
 
 
-def deterministic_weights(module: torch.nn.Module, rule: str = 'tracking') -> None:
-    """The weights both sides load (official TrajectoryModeling / IDDecoder state-dict names). The i-th key in
-    sorted order draws ``noise = randn(shape, generator=torch.Generator().manual_seed(i))``; keys sharing one tensor
-    (the shared ``embed_to_word_layers``) take the value of the first of them in sorted order. LayerNorm weights
-    (1-D ``*norm*.weight``) are ``1 + s * noise``, the rest ``s * noise``, with
-
-    * ``rule='random'``: ``s = 0.05``. (An untrained decoder: every detection comes out newborn, so no track
-      continues and TCEI has nothing to calibrate; kept to say why the fixtures use the other rule.)
-    * ``rule='tracking'``: ``s = 0.01`` plus a hand-made decoder that tracks by feature similarity (the idea of
-      tests/test_motip_tracker.py's rule; feature_dim = id_dim = 256, head_dim 32): ``word_to_embed.weight = noise``;
-      ``embed_to_word_layers.*.weight = word_to_embed.weight.T / 64 + s * noise``; each ``cross_attn_layers.L``:
-      ``in_proj_weight`` adds ``1.4 I`` at ``[0:256, 0:256]`` and ``[512:768, 0:256]`` (query and key read the
-      features) and ``I`` at ``[1024:1280, 256:512]`` (the value carries the trajectory's id embedding),
-      ``out_proj.weight`` adds ``2 I`` at ``[256:512, 0:256]`` (into the id half); ``rel_pos_embeds[l, d, h]``
-      adds ``-0.1 d``. A detection similar to a trajectory reads that trajectory's word; others keep the newborn.
-    """
-    if rule not in ('random', 'tracking'):
-        raise ValueError(rule)
-    scale = 0.05 if rule == 'random' else 0.01
-    state = module.state_dict()
-    names = sorted(state)
-
-    def noise_of(name: str) -> torch.Tensor:
-        g = torch.Generator().manual_seed(names.index(name))
-        return torch.randn(state[name].shape, generator=g, dtype=torch.float32)
-
-    values, first_of = {}, {}
-    eye = torch.eye(256)
-    for name in names:
-        tensor = state[name]
-        value = scale * noise_of(name)
-        if tensor.dim() == 1 and 'norm' in name and name.endswith('weight'):
-            value = value + 1.0
-        if rule == 'tracking':
-            if name == 'word_to_embed.weight':
-                value = noise_of(name)
-            elif name.startswith('embed_to_word_layers.'):
-                value = noise_of('word_to_embed.weight').T / 64 + value
-            elif name.startswith('cross_attn_layers.') and name.endswith('in_proj_weight'):
-                value[0:256, 0:256] += 1.4 * eye
-                value[512:768, 0:256] += 1.4 * eye
-                value[1024:1280, 256:512] += eye
-            elif name.startswith('cross_attn_layers.') and name.endswith('out_proj.weight'):
-                value[256:512, 0:256] += 2.0 * eye
-            elif name == 'rel_pos_embeds':
-                value += -0.1 * torch.arange(tensor.shape[1], dtype=torch.float32)[None, :, None]
-        ptr = tensor.data_ptr()
-        values[name] = values[first_of[ptr]] if ptr in first_of else value
-        first_of.setdefault(ptr, name)
-    module.load_state_dict(values, strict=True)
 
 
 ID_DECODER = dict(feature_dim=256, id_dim=256, ffn_dim_ratio=2, num_layers=2, head_dim=32, num_id_vocabulary=50,
@@ -449,8 +400,8 @@ def our_runs(official_run, queries):
     runs = {}
     for run, settings in golden['settings']['runs'].items():
         trajectory_modeling, id_decoder = MOTIPTrajectoryModeling(), MOTIPIDDecoder(**ID_DECODER)
-        deterministic_weights(trajectory_modeling)
-        deterministic_weights(id_decoder)
+        deterministic_weights(trajectory_modeling, 'tracking')
+        deterministic_weights(id_decoder, 'tracking')
         assert weights_digest(trajectory_modeling.state_dict()) == golden['settings']['weights_sha256'][0]
         assert weights_digest(id_decoder.state_dict()) == golden['settings']['weights_sha256'][1]
         tracker = TCEITracker(trajectory_modeling=trajectory_modeling, id_decoder=id_decoder, **RUNTIME, **settings)
@@ -557,14 +508,7 @@ def test_tracker_one_class_cache_and_small_vocabulary_stay_finite():
     # one animal: the per-video positive cache holds one id from the second frame on (NaN in the official), and
     # K = 5 (the official one-hot placeholder 50 needs K = 50)
     tracker = _tiny_tracker(preset='bft')
-    raw = []
-    id_logits = tracker.id_logits
-
-    def recording(features):
-        out = id_logits(features)
-        raw.append(out[0])
-        return out
-    tracker.id_logits = recording
+    raw = record_id_logits(tracker)
     out, calibrated = _run_video(tracker, _tiny_video(1, num_frames=5))
     assert out.ids.tolist() == [1] and len(tracker.caches.pos) == 1  # one track, one cached id
     assert len(calibrated) == 4 and all(torch.isfinite(c).all() for c in calibrated)

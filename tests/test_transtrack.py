@@ -17,6 +17,7 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 from conftest import REPO, tool, video_data_root_options
+from helpers.detr_samples import clip, frame_sample
 
 CONFIGS = osp.join(REPO, 'configs', 'transtrack')
 P1 = osp.join(CONFIGS, 'transtrack_r50_8xb2-20e_vastmat-p1.py')
@@ -50,25 +51,6 @@ def build(cfg, seed=0):
     from vastmat.registry import MODELS
     torch.manual_seed(seed)
     return MODELS.build(copy.deepcopy(cfg))
-
-
-def frame_sample(frame_id, h, w, boxes=((10., 12., 40., 50.),), video='v'):
-    from mmdet.structures import DetDataSample
-    from mmengine.structures import InstanceData
-    sample = DetDataSample(metainfo=dict(img_shape=(h, w), ori_shape=(2 * h, 2 * w), scale_factor=(0.5, 0.5),
-                                         batch_input_shape=(h, w), pad_shape=(h, w), frame_id=frame_id,
-                                         video_name=video, video_length=10, frame_rate=10))
-    sample.gt_instances = InstanceData(bboxes=torch.tensor(boxes, dtype=torch.float32).reshape(-1, 4),
-                                       labels=torch.zeros(len(boxes), dtype=torch.long))
-    return sample
-
-
-def clip(frames, key=0):
-    from vastmat.datasets.transforms import VastMATTrackDataSample
-    sample = VastMATTrackDataSample(metainfo=dict(key_frames_inds=[key],
-                                                  ref_frames_inds=[i for i in range(len(frames)) if i != key]))
-    sample.video_data_samples = frames
-    return sample
 
 
 @pytest.fixture(scope='module')

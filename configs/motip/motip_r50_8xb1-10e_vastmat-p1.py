@@ -29,7 +29,8 @@
 #     VastMAT trains on its videos only.
 #   bash tools/dist_train.sh configs/motip/motip_r50_8xb1-10e_vastmat-p1.py 8 --cfg-options load_from=DETR.pth
 #   python tools/test.py configs/motip/motip_r50_8xb1-10e_vastmat-p1.py --checkpoint W/epoch_10.pth
-_base_ = ['../_base_/datasets/vastmat_video.py', '../_base_/default_runtime.py']
+_base_ = ['../_base_/datasets/vastmat_video.py', '../_base_/default_runtime.py',
+          '../_base_/models/deformable-detr-refine_r50_1class.py']
 
 clip_length = 30
 train_scales = [(1440, s) for s in range(480, 801, 32)]  # (long side limit, short side)
@@ -42,66 +43,10 @@ model = dict(
     occlusion_prob=0.5,
     switch_prob=0.5,
     num_train_frames=4,
-    data_preprocessor=dict(
-        type='TrackingDataPreprocessor',
-        mean=[123.675, 116.28, 103.53],
-        std=[58.395, 57.12, 57.375],
-        bgr_to_rgb=True,
-        pad_size_divisor=1),
-    detector=dict(
-        type='DeformableDETR',
-        num_queries=300,
-        num_feature_levels=4,
-        with_box_refine=True,
-        as_two_stage=False,
-        backbone=dict(
-            type='ResNet',
-            depth=50,
-            num_stages=4,
-            out_indices=(1, 2, 3),
-            frozen_stages=1,
-            norm_cfg=dict(type='BN', requires_grad=False),
-            norm_eval=True,
-            style='pytorch',
-            init_cfg=dict(type='Pretrained', checkpoint='torchvision://resnet50')),
-        neck=dict(
-            type='ChannelMapper',
-            in_channels=[512, 1024, 2048],
-            kernel_size=1,
-            out_channels=256,
-            act_cfg=None,
-            norm_cfg=dict(type='GN', num_groups=32),
-            num_outs=4),
-        encoder=dict(
-            num_layers=6,
-            layer_cfg=dict(
-                self_attn_cfg=dict(embed_dims=256, batch_first=True, dropout=0.0),
-                ffn_cfg=dict(embed_dims=256, feedforward_channels=1024, ffn_drop=0.0))),
-        decoder=dict(
-            num_layers=6,
-            return_intermediate=True,
-            layer_cfg=dict(
-                self_attn_cfg=dict(embed_dims=256, num_heads=8, dropout=0.0, batch_first=True),
-                cross_attn_cfg=dict(embed_dims=256, batch_first=True, dropout=0.0),
-                ffn_cfg=dict(embed_dims=256, feedforward_channels=1024, ffn_drop=0.0)),
-            post_norm_cfg=None),
-        positional_encoding=dict(num_feats=128, normalize=True, offset=-0.5),
-        bbox_head=dict(
-            type='DeformableDETRHead',
-            num_classes=1,
-            sync_cls_avg_factor=True,
-            loss_cls=dict(type='FocalLoss', use_sigmoid=True, gamma=2.0, alpha=0.25, loss_weight=2.0),
-            loss_bbox=dict(type='L1Loss', loss_weight=5.0),
-            loss_iou=dict(type='GIoULoss', loss_weight=2.0)),
-        train_cfg=dict(
-            assigner=dict(
-                type='HungarianAssigner',
-                match_costs=[
-                    dict(type='FocalLossCost', weight=2.0),
-                    dict(type='BBoxL1Cost', weight=5.0, box_format='xywh'),
-                    dict(type='IoUCost', iou_mode='giou', weight=2.0)
-                ])),
-        test_cfg=dict(max_per_img=300)),
+    detector=dict(  # the official MOTIP DETR has no dropout
+        encoder=dict(layer_cfg=dict(self_attn_cfg=dict(dropout=0.0), ffn_cfg=dict(ffn_drop=0.0))),
+        decoder=dict(layer_cfg=dict(self_attn_cfg=dict(dropout=0.0), cross_attn_cfg=dict(dropout=0.0),
+                                    ffn_cfg=dict(ffn_drop=0.0)))),
     tracker=dict(
         type='MOTIPTracker',
         trajectory_modeling=dict(type='MOTIPTrajectoryModeling', detr_dim=256, ffn_dim_ratio=2, feature_dim=256),

@@ -25,7 +25,8 @@
 # transtrack_r50_8xb2-20e_vastmat-p1_pairs.py trains on real frame pairs instead of the released single-image recipe.
 #   bash tools/dist_train.sh configs/transtrack/transtrack_r50_8xb2-20e_vastmat-p1.py 8
 #   python tools/test.py configs/transtrack/transtrack_r50_8xb2-20e_vastmat-p1.py --checkpoint W/epoch_20.pth
-_base_ = ['../_base_/datasets/vastmat_video.py', '../_base_/default_runtime.py']
+_base_ = ['../_base_/datasets/vastmat_video.py', '../_base_/default_runtime.py',
+          '../_base_/models/deformable-detr-refine_r50_1class.py']
 
 max_shift = 100  # pixels of the network input (official, at 480-800 px short sides)
 # (long side, short side) limits of the official RandomResize(scales, max_size=1333)
@@ -37,65 +38,9 @@ model = dict(
     previous_frame='shift',  # the released recipe: the previous frame is a shift of the same image
     max_shift=max_shift,
     track_prob=0.5,
-    data_preprocessor=dict(
-        type='TrackingDataPreprocessor',
-        mean=[123.675, 116.28, 103.53],
-        std=[58.395, 57.12, 57.375],
-        bgr_to_rgb=True,
-        pad_size_divisor=1),
-    detector=dict(
+    detector=dict(  # the detection decoder's config also builds the track decoder
         type='TransTrackDeformableDETR',
         num_queries=500,
-        num_feature_levels=4,
-        with_box_refine=True,
-        as_two_stage=False,
-        backbone=dict(
-            type='ResNet',
-            depth=50,
-            num_stages=4,
-            out_indices=(1, 2, 3),
-            frozen_stages=1,
-            norm_cfg=dict(type='BN', requires_grad=False),
-            norm_eval=True,
-            style='pytorch',
-            init_cfg=dict(type='Pretrained', checkpoint='torchvision://resnet50')),
-        neck=dict(
-            type='ChannelMapper',
-            in_channels=[512, 1024, 2048],
-            kernel_size=1,
-            out_channels=256,
-            act_cfg=None,
-            norm_cfg=dict(type='GN', num_groups=32),
-            num_outs=4),
-        encoder=dict(
-            num_layers=6,
-            layer_cfg=dict(
-                self_attn_cfg=dict(embed_dims=256, batch_first=True),
-                ffn_cfg=dict(embed_dims=256, feedforward_channels=1024, ffn_drop=0.1))),
-        decoder=dict(  # the detection decoder; the track decoder is built from the same config
-            num_layers=6,
-            return_intermediate=True,
-            layer_cfg=dict(
-                self_attn_cfg=dict(embed_dims=256, num_heads=8, dropout=0.1, batch_first=True),
-                cross_attn_cfg=dict(embed_dims=256, batch_first=True),
-                ffn_cfg=dict(embed_dims=256, feedforward_channels=1024, ffn_drop=0.1)),
-            post_norm_cfg=None),
-        positional_encoding=dict(num_feats=128, normalize=True, offset=-0.5),
-        bbox_head=dict(
-            type='DeformableDETRHead',
-            num_classes=1,
-            sync_cls_avg_factor=True,
-            loss_cls=dict(type='FocalLoss', use_sigmoid=True, gamma=2.0, alpha=0.25, loss_weight=2.0),
-            loss_bbox=dict(type='L1Loss', loss_weight=5.0),
-            loss_iou=dict(type='GIoULoss', loss_weight=2.0)),
-        train_cfg=dict(
-            assigner=dict(
-                type='HungarianAssigner',
-                match_costs=[
-                    dict(type='FocalLossCost', weight=2.0),
-                    dict(type='BBoxL1Cost', weight=5.0, box_format='xywh'),
-                    dict(type='IoUCost', iou_mode='giou', weight=2.0)
-                ])),
         test_cfg=dict(max_per_img=500)),
     tracker=dict(type='TransTrackTracker', track_thresh=0.4, min_similarity=0.4, max_age=11))
 

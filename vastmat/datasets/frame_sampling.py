@@ -11,6 +11,29 @@ from mmdet.datasets.transforms import UniformRefFrameSample
 from vastmat.registry import TRANSFORMS
 
 
+def frames_for_seconds(video_infos: dict, seconds: float, who: str) -> int:
+    """``round(seconds * frame rate)`` frames of this video (at least 1); ``who`` names the caller in errors."""
+    rate = video_infos['images'][0].get('frame_rate') if video_infos['images'] else None
+    if not rate:
+        raise ValueError(f"{who}: video {video_infos.get('video_name')!r} has no frame rate (frameRate in its "
+                         'seqinfo.ini), needed to convert seconds to frames')
+    return max(1, round(seconds * float(rate)))
+
+
+def start_position(video_infos: dict, who: str) -> int:
+    """The position of the sampler's frame (``key_frame_id``; a random one without it) in the video's frame list."""
+    images = video_infos['images']
+    if not images:
+        raise ValueError(f"{who}: video {video_infos.get('video_name')!r} has no frames")
+    start = video_infos.get('key_frame_id')
+    if start is None:
+        start = random.randrange(len(images))
+    if not 0 <= start < len(images):
+        raise IndexError(f"{who}: frame {start} outside the {len(images)} frames of video "
+                         f"{video_infos.get('video_name')!r}")
+    return start
+
+
 @TRANSFORMS.register_module()
 class VastMATRefFrameSample(UniformRefFrameSample):
     """Sample ``num_ref_imgs`` reference frames within ``frame_range_seconds`` of the key frame.
@@ -48,11 +71,7 @@ class VastMATRefFrameSample(UniformRefFrameSample):
 
     def range_in_frames(self, video_infos: dict) -> int:
         """The range in frames of this video."""
-        rate = video_infos['images'][0].get('frame_rate') if video_infos['images'] else None
-        if not rate:
-            raise ValueError(f"VastMATRefFrameSample: video {video_infos.get('video_name')!r} has no frame rate "
-                             '(frameRate in its seqinfo.ini), needed to convert frame_range_seconds to frames')
-        return max(1, round(self.frame_range_seconds * float(rate)))
+        return frames_for_seconds(video_infos, self.frame_range_seconds, 'VastMATRefFrameSample')
 
     def sample_positions(self, frame_ids: list[int], key: int, frame_range: int) -> tuple[list[int], list[bool]]:
         """Positions (in the video's frame list) of the key and reference frames, sorted, and the key flags."""
@@ -68,16 +87,8 @@ class VastMATRefFrameSample(UniformRefFrameSample):
         return positions, flags
 
     def transform(self, video_infos: dict) -> dict[str, Any]:
-        images = video_infos['images']
-        if not images:
-            raise ValueError(f"VastMATRefFrameSample: video {video_infos.get('video_name')!r} has no frames")
-        key = video_infos.get('key_frame_id')
-        if key is None:
-            key = random.randrange(len(images))
-        if not 0 <= key < len(images):
-            raise IndexError(f"VastMATRefFrameSample: key frame {key} outside the {len(images)} frames of video "
-                             f"{video_infos.get('video_name')!r}")
-        positions, flags = self.sample_positions([image['frame_id'] for image in images], key,
+        key = start_position(video_infos, 'VastMATRefFrameSample')
+        positions, flags = self.sample_positions([image['frame_id'] for image in video_infos['images']], key,
                                                  self.range_in_frames(video_infos))
         results = self.prepare_data(video_infos, positions)
         results['key_frame_flags'] = flags
@@ -126,11 +137,7 @@ class VastMATClipSample(UniformRefFrameSample):
 
     def max_interval(self, video_infos: dict) -> int:
         """The largest interval in frames of this video (at least 1)."""
-        rate = video_infos['images'][0].get('frame_rate') if video_infos['images'] else None
-        if not rate:
-            raise ValueError(f"VastMATClipSample: video {video_infos.get('video_name')!r} has no frame rate "
-                             '(frameRate in its seqinfo.ini), needed to convert max_interval_seconds to frames')
-        return max(1, round(self.max_interval_seconds * float(rate)))
+        return frames_for_seconds(video_infos, self.max_interval_seconds, 'VastMATClipSample')
 
     def clip_positions(self, num_frames: int, start: int, max_interval: int) -> list[int]:
         """Positions of the clip's frames in a video of ``num_frames`` frames, for a clip asked to start at
@@ -144,16 +151,8 @@ class VastMATClipSample(UniformRefFrameSample):
         return [begin + interval * k for k in range(length)]
 
     def transform(self, video_infos: dict) -> dict[str, Any]:
-        images = video_infos['images']
-        if not images:
-            raise ValueError(f"VastMATClipSample: video {video_infos.get('video_name')!r} has no frames")
-        start = video_infos.get('key_frame_id')
-        if start is None:
-            start = random.randrange(len(images))
-        if not 0 <= start < len(images):
-            raise IndexError(f"VastMATClipSample: start frame {start} outside the {len(images)} frames of video "
-                             f"{video_infos.get('video_name')!r}")
-        positions = self.clip_positions(len(images), start, self.max_interval(video_infos))
+        start = start_position(video_infos, 'VastMATClipSample')
+        positions = self.clip_positions(len(video_infos['images']), start, self.max_interval(video_infos))
         results = self.prepare_data(video_infos, positions)
         results['key_frame_flags'] = [k == 0 for k in range(len(positions))]
         return results
