@@ -20,9 +20,9 @@
 # Adapted to VastMAT (10 FPS, long videos):
 #   - clips of 30 frames with intervals of up to 0.2 s (2 frames at 10 FPS): the official 30 frames span up to 5.8 s
 #     at 20 FPS, these up to 5.8 s at 10 FPS; rel_pe_length 30 = clip length >= miss_tolerance 30 (the official rule
-#     SAMPLE_LENGTHS == REL_PE_LENGTH >= MISS_TOLERANCE), so a trajectory is remembered for 2.9 s of absence (the
-#     official 30 frames are 1.5 s at 20 FPS; VastMAT's animals are occluded longer and the relative time bias is
-#     learned over 30 frames);
+#     SAMPLE_LENGTHS == REL_PE_LENGTH >= MISS_TOLERANCE) kept in frames, so a track missed in up to 28 frames
+#     is still matched: 2.8 s at 10 FPS (the official 1.4 s at 20 FPS; VastMAT's animals stay occluded longer, and
+#     the relative time bias is learned over 30 frames);
 #   - the DETR starts from a Deformable DETR checkpoint (COCO, then VastMAT detection pre-training: the official
 #     DETR_PRETRAIN; motip_r50_8xb2-20e_vastmat-p1_detr-pretrain.py trains it, load it with load_from=...);
 #   - the official static-image clip simulation (a random shift of one image, for CrowdHuman) is not used:
