@@ -139,6 +139,32 @@ def test_training_step_matches_queries_and_trains_the_id_decoder(tiny):
         model.loss(inputs[0], [clip(frames)])
 
 
+
+def test_detr_chunks_and_checkpointing_change_no_value(tiny):
+    """num_checkpoint_frames (official DETR_NUM_CHECKPOINT_FRAMES) only saves memory: frames without gradients in
+    passes of 4 c, those with gradients in checkpointed passes of c give the same losses and gradients as one pass."""
+    boxes = ((10., 12., 40., 50.), (60., 20., 90., 60.))
+    clips = [clip([frame_sample(t, 64, 96, boxes, (3, 4)) for t in range(4)]) for _ in range(3)]
+    inputs = torch.randn(3, 4, 3, 64, 96, generator=torch.Generator().manual_seed(2))
+    results = []
+    for chunk in (0, 1):
+        model = copy.deepcopy(tiny)
+        model.train()
+        for module in model.modules():  # frozen BN statistics, as the full-size ResNet's (norm_eval): the tiny
+            if isinstance(module, torch.nn.BatchNorm2d):  # backbone's batch statistics depend on the pass
+                module.eval()
+        # 3 clips, 2 frames each with gradients: c = 1 runs them in 6 checkpointed passes, the 6 others 4 + 2
+        model.num_train_frames, model.num_checkpoint_frames = 2, chunk
+        torch.manual_seed(0)
+        random.seed(0)
+        losses = model.loss(inputs, copy.deepcopy(clips))
+        sum(losses.values()).backward()
+        results.append(({k: float(v) for k, v in losses.items()},
+                        [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+    (loss_a, grads_a), (loss_b, grads_b) = results
+    assert loss_a.keys() == loss_b.keys() and all(loss_a[k] == pytest.approx(loss_b[k], rel=1e-5) for k in loss_a)
+    assert len(grads_a) == len(grads_b) and all(torch.allclose(a, b, atol=1e-5) for a, b in zip(grads_a, grads_b))
+
 def test_more_ground_truth_than_queries_is_an_error(tiny):
     model = copy.deepcopy(tiny)
     boxes = [(i, i, i + 10.0, i + 10.0) for i in range(21)]

@@ -43,6 +43,7 @@ model = dict(
     occlusion_prob=0.5,
     switch_prob=0.5,
     num_train_frames=4,
+    num_checkpoint_frames=5,  # DETR passes of 20 frames without gradients (official DETR_NUM_CHECKPOINT_FRAMES)
     detector=dict(  # the official MOTIP DETR has no dropout
         encoder=dict(layer_cfg=dict(self_attn_cfg=dict(dropout=0.0), ffn_cfg=dict(ffn_drop=0.0))),
         decoder=dict(layer_cfg=dict(self_attn_cfg=dict(dropout=0.0), cross_attn_cfg=dict(dropout=0.0),

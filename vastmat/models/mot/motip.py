@@ -32,6 +32,7 @@ from mmdet.models.detectors import DeformableDETR
 from mmdet.structures.bbox import BaseBoxes, bbox_cxcywh_to_xyxy
 from mmengine.structures import InstanceData
 from torch import Tensor
+from torch.utils.checkpoint import checkpoint
 
 from vastmat.registry import MODELS
 from vastmat.structures.tracking import FrameDetections
@@ -58,13 +59,16 @@ class MOTIP(TrackingByDetection):
         switch_prob: trajectory switch probability per identity and frame (``AUG_TRAJECTORY_SWITCH_PROB``).
         num_train_frames: frames per clip whose DETR pass keeps gradients (``DETR_NUM_TRAIN_FRAMES`` 4).
         num_training_ids: the most identities supervised per clip (official default: the vocabulary size K).
+        num_checkpoint_frames: ``c``: the DETR passes without gradients take ``4 c`` frames at a time, those with
+            gradients ``c`` with activation checkpointing (``DETR_NUM_CHECKPOINT_FRAMES`` 5); 0: all frames at once.
         only_detr: train the DETR alone (``ONLY_DETR``: the detection pre-training stage, single frames).
         post_processors, data_preprocessor, init_cfg: as :class:`TrackingByDetection`.
     """
 
     def __init__(self, detector: dict, tracker: dict, id_loss_weight: float = 1.0, num_groups: int = 6,
                  occlusion_prob: float = 0.5, switch_prob: float = 0.5, num_train_frames: int = 4,
-                 num_training_ids: int | None = None, only_detr: bool = False, post_processors: list | None = None,
+                 num_training_ids: int | None = None, num_checkpoint_frames: int = 5, only_detr: bool = False,
+                 post_processors: list | None = None,
                  data_preprocessor: dict | None = None, init_cfg: dict | None = None) -> None:
         super().__init__(tracker=tracker, detector=detector, post_processors=post_processors,
                          data_preprocessor=data_preprocessor, init_cfg=init_cfg)
@@ -89,6 +93,9 @@ class MOTIP(TrackingByDetection):
         self.id_loss_weight, self.num_groups = float(id_loss_weight), int(num_groups)
         self.occlusion_prob, self.switch_prob = float(occlusion_prob), float(switch_prob)
         self.num_train_frames, self.num_training_ids = int(num_train_frames), num_training_ids
+        if num_checkpoint_frames < 0:
+            raise ValueError(f'MOTIP: num_checkpoint_frames must be >= 0, got {num_checkpoint_frames}')
+        self.num_checkpoint_frames = int(num_checkpoint_frames)
         self.only_detr = bool(only_detr)
 
     # ------------------------------------------------------------------------------------------------- training
@@ -100,20 +107,38 @@ class MOTIP(TrackingByDetection):
         logits, boxes = net.bbox_head(out['hidden_states'], out['references'])
         return logits, boxes, out['hidden_states'][-1]
 
+    def _run_detr_in_chunks(self, frames: Tensor, samples: list, rows: list[int], chunk: int,
+                            checkpointed: bool = False) -> list[tuple[Tensor, Tensor, Tensor]]:
+        """The DETR on ``rows`` of the frames, ``chunk`` frames per pass (all at once for ``chunk <= 0``), with
+        activation checkpointing if ``checkpointed`` (the official ``batch_iterator`` / ``use_checkpoint``)."""
+        step = chunk if chunk > 0 else len(rows)
+        parts = []
+        for start in range(0, len(rows), step):
+            part = rows[start:start + step]
+            args = (frames[part], [samples[i] for i in part])
+            parts.append(checkpoint(self._run_detr, *args, use_reentrant=False) if checkpointed
+                         else self._run_detr(*args))
+        return parts
+
     def _detr_on_clips(self, frames: Tensor, samples: list, clip_length: int) -> tuple[Tensor, Tensor, Tensor]:
         """The DETR on all ``N * T`` frames (order ``(clip, time)``), with gradients only on ``num_train_frames``
-        random time positions (the same for every clip, as the official ``train_one_epoch``)."""
+        random time positions (the same for every clip, as the official ``train_one_epoch``). With
+        ``num_checkpoint_frames = c > 0`` (official ``DETR_NUM_CHECKPOINT_FRAMES``), the frames without gradients run
+        ``4 c`` at a time and, when there are more than ``c`` frames with gradients, those run ``c`` at a time with
+        activation checkpointing (less memory, the same values)."""
         order = torch.randperm(clip_length).tolist()
         with_grad = set(order[:min(self.num_train_frames, clip_length)])
         grad_rows = [i for i in range(len(samples)) if i % clip_length in with_grad]
         other_rows = [i for i in range(len(samples)) if i % clip_length not in with_grad]
+        c = self.num_checkpoint_frames
         parts, rows = [], []
         if grad_rows:
-            parts.append(self._run_detr(frames[grad_rows], [samples[i] for i in grad_rows]))
+            checkpointed = 0 < c < len(grad_rows)
+            parts += self._run_detr_in_chunks(frames, samples, grad_rows, c if checkpointed else 0, checkpointed)
             rows += grad_rows
         if other_rows:
             with torch.no_grad():
-                parts.append(self._run_detr(frames[other_rows], [samples[i] for i in other_rows]))
+                parts += self._run_detr_in_chunks(frames, samples, other_rows, 4 * c if 4 * c < len(other_rows) else 0)
             rows += other_rows
         back = torch.argsort(torch.tensor(rows)).to(frames.device)
         logits = torch.cat([p[0] for p in parts], dim=1).index_select(1, back)
