@@ -8,8 +8,8 @@ the real runner, pipeline and optimizer of their configs (the GPU check of a mod
 Each config trains ``--warmup`` + ``--iters`` iterations on its own training pipeline and batch size (per GPU) from
 ``--data-root`` (any VastMAT root: the demo data is enough, its frames are resized to the config's input size), with
 validation and checkpoints off, in a temporary work dir. Reported per config: iterations/s and samples/s (a sample
-is one frame, or one key / reference pair for QDTrack) over the timed iterations (after the warm-up; the GPU
-synchronised around them), peak memory (``torch.cuda.max_memory_allocated`` of the timed iterations on a GPU; on
+is one item of the batch: a frame, a key / reference pair for QDTrack, a clip of 30 frames for MOTIP) over the timed
+iterations (after the warm-up; the GPU synchronised around them), peak memory (``torch.cuda.max_memory_allocated`` of the timed iterations on a GPU; on
 a CPU the process's peak resident set so far, which includes earlier configs: give one config per run), parameters,
 and the last losses. The table is printed and the numbers saved as JSON. On a CPU the same runs are a (slow) smoke
 test of the configs.

@@ -1,4 +1,5 @@
-"""Similarity matchers (DESIGN.md section 4): ``matcher(tracks, dets, num_high_conf=None) -> Similarity``.
+"""Similarity matchers (DESIGN.md section 4): ``matcher(tracks, dets, num_high_conf=None, **context) -> Similarity``
+(``context``: the per-track entries of :class:`.context.FrameContext` a matcher lists in ``context_keys``).
 
 Boxes are ``(n, 4)`` and ``(m, 4)`` ``x1, y1, x2, y2`` arrays (numpy, float64 by default, or torch tensors);
 ``scores`` is ``(n, m)`` in [0, 1] and ``gate`` an ``(n, m)`` bool mask of allowed pairs, or None. Trackers use
@@ -49,7 +50,12 @@ class BaseMatcher:
         plus_one: the +1 pixel convention of the original trackers' IoU (``cython_bbox``).
         gate: a gate config (e.g. ``dict(type='NormDIoUGate', thr=0.10)``) or object; it applies its own
             ``plus_one``, whatever the matcher's.
+
+    ``context_keys``: the per-track frame-context entries (``context.TRACK_CONTEXT_KEYS``) the matcher reads; trackers
+    build and pass only those. Keys a matcher does not read reach ``scores`` in ``**context`` and are ignored there.
     """
+
+    context_keys: tuple[str, ...] = ()
 
     def __init__(self, plus_one: bool = False, gate: dict | Any | None = None) -> None:
         self.plus_one = plus_one
@@ -264,6 +270,8 @@ class Fused(BaseMatcher):
     def __init__(self, geometric: dict | None = None, weights: dict | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.geometric = MATCHERS.build(geometric or dict(type='IoU'))
+        # the per-track context the geometric matcher reads is asked of the tracker and passed on to it
+        self.context_keys = tuple(getattr(self.geometric, 'context_keys', ()))
         self.weights = dict(weights if weights is not None else dict(geometric=1.0))
         if 'geometric' not in self.weights:
             raise KeyError("Fused: weights need a 'geometric' entry")
@@ -271,7 +279,8 @@ class Fused(BaseMatcher):
     def scores(self, g: PairGeometry, num_high_conf: int | None = None, **terms: Any) -> Any:
         if self.geometric.plus_one != g.plus_one:  # the geometric term keeps its own pixel convention
             g = PairGeometry(g.a, g.b, self.geometric.plus_one)
-        geometric = self.geometric.scores(g, num_high_conf=num_high_conf)
+        geometric = self.geometric.scores(g, num_high_conf=num_high_conf,
+                                          **{key: terms[key] for key in self.context_keys if key in terms})
         cost = self.weights['geometric'] * (1.0 - geometric)
         for name, weight in self.weights.items():
             if name == 'geometric' or weight == 0:

@@ -31,6 +31,7 @@ from vastmat.structures.tracking import TrackingFrame, TrackOutput
 from ..association.solvers import LapJV
 from ..motion import KalmanFilterXYAH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
+from .motion_context import matcher_context
 from .track_lifecycle import TRACKED, Track, TrackLifecycle
 
 
@@ -173,7 +174,8 @@ class BYTETracker(BaseTracker):
 
         # one similarity matrix for the three stages (each entry depends only on its pair, so the slices equal the
         # official per-stage matrices); the matcher's fixed cost is paid once per frame
-        similarity = self.matcher(kalman_boxes(pool + unconfirmed), boxes, num_high_conf=num_high)
+        rows = pool + unconfirmed
+        similarity = self.matcher(kalman_boxes(rows), boxes, **matcher_context(self.matcher, rows, num_high))
         similarity = similarity.scores if similarity.gate is None else similarity.scores * similarity.gate
         fuse_scores = det_scores if self.fuse_score else None
         updates: list[tuple[KalmanTrack, int]] = []  # (track, row of `boxes`)

@@ -41,6 +41,7 @@ from vastmat.structures.tracking import MissingTrackerInput, TrackingFrame, Trac
 from ..association.solvers import LapJV
 from ..motion.d2mp import D2MP
 from .base_tracker import BaseTracker
+from .motion_context import matcher_context
 from .track_lifecycle import TRACKED, Track, TrackLifecycle
 
 HISTORY = 5  # the official `interval`: D2MP conditions on the last 5 states
@@ -236,7 +237,8 @@ class DiffMOTTracker(BaseTracker):
 
         # one similarity matrix serves the three stages: the pool's boxes are its predictions throughout, the
         # unconfirmed tracks are not predicted
-        similarity = self.matcher(track_boxes(pool + unconfirmed), boxes, num_high_conf=num_high)
+        rows = pool + unconfirmed
+        similarity = self.matcher(track_boxes(rows), boxes, **matcher_context(self.matcher, rows, num_high))
         similarity = similarity.scores if similarity.gate is None else similarity.scores * similarity.gate
         activated, refound = [], []
 

@@ -49,6 +49,7 @@ from vastmat.structures.tracking import TrackingFrame, TrackOutput
 from ..association.solvers import LapJV
 from ..motion.kalman_filter import CHI2INV95  # (importing ..motion registers the default KalmanFilterXYAH)
 from .base_tracker import BaseTracker
+from .motion_context import matcher_context
 from .byte_tracker import KalmanTrack, buffer_size, kalman_boxes, multi_predict
 from .track_lifecycle import TRACKED, TrackLifecycle
 
@@ -181,7 +182,8 @@ class JDETracker(BaseTracker):
         multi_predict(self.motion, pool)
         # one similarity matrix for both IoU stages (each entry depends only on its pair; the tracks it covers are
         # not updated before their stage)
-        similarity = self.matcher(kalman_boxes(pool + unconfirmed), boxes, num_high_conf=len(boxes))
+        rows = pool + unconfirmed
+        similarity = self.matcher(kalman_boxes(rows), boxes, **matcher_context(self.matcher, rows, len(boxes)))
         similarity = similarity.scores if similarity.gate is None else similarity.scores * similarity.gate
         updates: list[tuple[JDETrack, int, bool]] = []  # (track, detection, re-activated)
         activated, refound = [], []

@@ -31,6 +31,7 @@ from vastmat.structures.tracking import FrameDetections, TrackingFrame, TrackOut
 from ..association.solvers import MutualBest
 from ..motion import KalmanFilterXYWH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
+from .motion_context import matcher_context
 from .track_lifecycle import LOST, NEW, REMOVED, TRACKED
 
 DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, direction=0.05)
@@ -298,8 +299,8 @@ class TrackTrackTracker(BaseTracker):
         track_boxes = cxcywh_to_xyxy(np.array([t.mean[:4] for t in tracks]))
         with_features = dets.features is not None and tracks[0].feature is not None
         weights = self._weights(with_features)
-        similarity = self.matcher(track_boxes, dets.bboxes,
-                                  num_high_conf=num_high if num_high_conf is None else num_high_conf)
+        similarity = self.matcher(track_boxes, dets.bboxes, **matcher_context(
+            self.matcher, tracks, num_high if num_high_conf is None else num_high_conf))
         cost = weights['geometric'] * (1 - similarity.scores)
         if with_features:
             cost = cost + weights['appearance'] * cosine_distance(np.array([t.feature for t in tracks]),

@@ -54,15 +54,19 @@ from vastmat.structures.tracking import FrameDetections, TrackingFrame, TrackOut
 
 from ..association.solvers import Hungarian  # (importing ..association registers GIoU, the default matcher)
 from .base_tracker import BaseTracker
+from .motion_context import matcher_context
 
 
 class TransTrackTrack:
-    """One official track dict: ``tracking_id``, ``bbox`` (x1 y1 x2 y2), ``score``, ``age``, ``active``."""
+    """One official track dict: ``tracking_id``, ``bbox`` (x1 y1 x2 y2), ``score``, ``age``, ``active``; and, for
+    a matcher's frame context (not in the official code), ``displacement``: how far the track decoder moved the box's
+    centre into this frame, in pixels (NaN when unknown: not relocated, or a stale inactive box)."""
 
-    __slots__ = ('track_id', 'bbox', 'score', 'age', 'active')
+    __slots__ = ('track_id', 'bbox', 'score', 'age', 'active', 'displacement')
 
     def __init__(self, track_id: int, bbox: np.ndarray, score: float) -> None:
         self.track_id, self.bbox, self.score, self.age, self.active = track_id, bbox, score, 1, 1
+        self.displacement = float('nan')
 
     def __repr__(self) -> str:
         return (f'TransTrackTrack(id={self.track_id}, bbox={self.bbox.tolist()}, score={self.score:.4f}, '
@@ -159,6 +163,8 @@ class TransTrackTracker(BaseTracker):
         """The official ``step``; returns the active tracks in the official order."""
         for index, track in self.by_query.items():  # the track decoder's box for the same query slot
             if index < len(relocated):  # (the official loop runs over this frame's queries only)
+                moved = relocated.bboxes[index] - track.bbox
+                track.displacement = float(np.hypot(moved[0] + moved[2], moved[1] + moved[3])) / 2.0
                 track.bbox = relocated.bboxes[index].copy()
         detections = [TransTrackTrack(0, dets.bboxes[i].copy(), float(dets.scores[i])) for i in keep]
         candidates = list(self.by_query.values()) + self.unmatched
@@ -167,7 +173,8 @@ class TransTrackTracker(BaseTracker):
         matched: list[TransTrackTrack] = []
         unmatched_dets, unmatched_candidates = list(range(n)), list(range(m))
         if n and m:
-            similarity = self.matcher(np.array([t.bbox for t in candidates]), dets.bboxes[keep], num_high_conf=n)
+            similarity = self.matcher(np.array([t.bbox for t in candidates]), dets.bboxes[keep],
+                                      **matcher_context(self.matcher, candidates, n))
             scores = np.asarray(similarity.scores, np.float64).T  # (detections, candidates), the official layout
             allowed = scores >= self.min_similarity
             if similarity.gate is not None:
@@ -194,6 +201,7 @@ class TransTrackTracker(BaseTracker):
             if track.age < self.max_age:
                 track.age += 1
                 track.active = 0
+                track.displacement = float('nan')  # its box stays where it was last seen
                 survivors.append(track)
         self.by_query = {int(i): det for i, det in zip(keep, detections)}
         self.unmatched = survivors

@@ -1,0 +1,217 @@
+"""Motion-adaptive CDA: CDA's IoU / centre-similarity weight set per track from the track's own motion and crowding.
+
+``S_ij = a_i IoU_ij + (1 - a_i) CenterSim_ij`` with, per track ``i`` (row of the call)::
+
+    r_i      = max(displacement_i, position_std_i) / diag_i           motion ratio (diag: the track box's diagonal)
+    fast_i   = clip((r_i - r_low) / (r_high - r_low), 0, 1)           0: still, 1: fast for its size
+    crowd_i  = #{detections j: d_ij < crowd_radius D_ij} - 1, >= 0   other detections near the track
+    crowded_i = clip(crowd_i / crowd_full, 0, 1)                      (max with clip(N / n_full, 0, 1) if n_full)
+    a_i      = 1 - fast_i (1 - crowded_i)
+
+``d_ij`` is the centre distance and ``D_ij`` CenterSim's denominator (by default the mean of the two diagonals), so
+``d_ij / D_ij`` is the same ratio CenterSim is made of (``CenterSim = max(0, 1 - d / D)``) and is computed once for
+both. Crowding counts the call's *detections* (not the other tracks' predicted boxes): they are the candidates a
+track competes for in this frame and their distances to the track are already the CenterSim ratio; the ``- 1``
+discounts the track's own detection.
+
+A still track (``r <= r_low``) or a track in a crowd (``crowd >= crowd_full``) gets IoU (``a = 1``); a fast
+(``r >= r_high``) isolated (no other detection within ``crowd_radius``) track gets CenterSim (``a = 0``). Extremes:
+``r_high=inf`` is IoU exactly (every ``fast = 0``), ``r_high <= 0`` with ``crowd_full=inf`` CenterSim exactly.
+
+The per-track quantities come from the frame context (:class:`.context.FrameContext`): ``track_displacement`` and
+``track_position_std``; a NaN entry is unknown, ``max`` ignores it. A track with neither (a NaN displacement and no or a
+NaN std) gets the ``fallback`` CDA's frame weight ``alpha(N)``; when no track of the call has motion (a tracker that
+passes none) the call *is* the fallback CDA's (adaptive CDA, forward, with the paper's schedule, by default).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from vastmat.registry import MATCHERS
+
+from vastmat.structures.pair_geometry import CDIST_MIN_PAIRS, PairGeometry
+from .context import TRACK_CONTEXT_KEYS
+from .matchers import CENTER_DENOMINATORS, CDA, BaseMatcher
+
+
+def center_ratio(g: PairGeometry, denominator: str = 'mean') -> Any:
+    """``d / D`` of every pair, a fresh ``(n, m)`` array: ``max(0, 1 - center_ratio)`` is CenterSim, to the bit
+    (the same operations in the same order as :func:`.matchers.center_similarity` with weight 1)."""
+    if denominator == 'mean' and g.is_numpy and g.a.shape[0] * g.b.shape[0] < CDIST_MIN_PAIRS:
+        # centre sums (twice the centres) over the sum of the diagonals: d / mean diagonal
+        ratio = np.hypot((g.ax1 + g.ax2) - (g.bx1 + g.bx2), (g.ay1 + g.ay2) - (g.by1 + g.by2))
+        ratio /= g.diag_a + g.diag_b
+        return ratio
+    if denominator == 'mean':
+        scale = g.diag_a / 2.0 + g.diag_b / 2.0
+    elif denominator == 'min':
+        scale = g.xp.minimum(g.diag_a, g.diag_b) / 1.0
+    elif denominator == 'max':
+        scale = g.xp.maximum(g.diag_a, g.diag_b) / 1.0
+    elif denominator == 'enclosing':
+        scale = g.xp.sqrt(g.enclose_diag2) / 1.0
+    else:
+        raise ValueError(f'center ratio denominator must be one of {CENTER_DENOMINATORS}, got {denominator!r}')
+    return g.center_dist / scale
+
+
+def motion_adaptive_iou_weight(motion_ratio: np.ndarray, crowd: np.ndarray, r_low: float, r_high: float,
+                               crowd_full: float, frame_crowded: float = 0.0) -> np.ndarray:
+    """The rule's IoU weight ``a = 1 - fast (1 - crowded)`` per track, from the motion ratios ``r`` (NaN: unknown,
+    counted as fast) and the counts of other detections nearby (``(n,)`` numpy arrays; see the module docstring).
+    ``frame_crowded`` in [0, 1] is a floor of every track's crowding (the frame term)."""
+    known = ~np.isnan(motion_ratio)
+    fast = np.clip((motion_ratio - r_low) / (r_high - r_low), 0.0, 1.0) if known.all() else np.where(
+        known, np.clip((np.where(known, motion_ratio, r_low) - r_low) / (r_high - r_low), 0.0, 1.0), 1.0)
+    if crowd_full == 0:
+        return np.ones_like(fast)
+    crowded = np.clip(crowd / crowd_full, frame_crowded, 1.0)
+    return 1.0 - fast * (1.0 - crowded)
+
+
+@MATCHERS.register_module()
+class MotionAdaptiveCDA(BaseMatcher):
+    """CDA with a per-track IoU weight from the track's motion ratio and its local crowding (module docstring).
+
+    The defaults are provisional (chosen by hand, not by a study; the issue's study will set them).
+
+    Args:
+        r_low: motion ratio (displacement or position std per frame over the track box's diagonal) up to which a
+            track counts as still (``fast = 0``). Provisional 0.05.
+        r_high: motion ratio from which a track counts as fast (``fast = 1``); must exceed ``r_low`` and may be
+            ``inf`` (no track is ever fast: the matcher is IoU). Provisional 0.25.
+        crowd_radius: a detection is near a track when its centre distance is below ``crowd_radius`` times
+            CenterSim's denominator of the pair (by default the mean of the two diagonals). Provisional 2.
+        crowd_full: number of other detections near a track from which it is fully crowded (IoU's weight whatever
+            its motion); 0: every track is crowded (IoU), ``inf``: crowding is ignored. Provisional 2.
+        n_full: optional frame term (None: off): a frame with ``num_high_conf >= n_full`` high-confidence detections
+            makes every track crowded, fewer make them crowded by ``N / n_full`` at least (adaptive CDA's signal, more
+            IoU in dense frames, as a floor of the local crowding).
+        fallback: the CDA config (or object) whose frame weight ``alpha(num_high_conf)`` goes to tracks without
+            motion, and whose scores are the call's when no track has any; default adaptive CDA (forward, the paper's
+            schedule). It takes this matcher's ``center_denominator``; its ``plus_one`` and gate are this matcher's.
+            None: tracks without motion count as fast (``a = crowded``, the crowding alone decides).
+        center_denominator: CenterSim's denominator (``mean``, ``min``, ``max``, ``enclosing``).
+        plus_one, gate: as every matcher (:class:`.matchers.BaseMatcher`).
+    """
+
+    context_keys = TRACK_CONTEXT_KEYS
+
+    def __init__(self, r_low: float = 0.05, r_high: float = 0.25, crowd_radius: float = 2.0,
+                 crowd_full: float = 2.0, n_full: float | None = None,
+                 fallback: dict | CDA | None = dict(type='CDA', mode='forward'), center_denominator: str = 'mean',
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        if not (math.isfinite(r_low) and r_low < r_high) or math.isnan(r_high):
+            raise ValueError(f'{name}: need a finite r_low < r_high (r_high may be inf), got r_low={r_low}, '
+                             f'r_high={r_high}')
+        if not crowd_radius > 0:
+            raise ValueError(f'{name}: crowd_radius must be > 0, got {crowd_radius}')
+        if not crowd_full >= 0:
+            raise ValueError(f'{name}: crowd_full must be >= 0 (0: every track crowded, inf: crowding ignored), got '
+                             f'{crowd_full}')
+        if n_full is not None and not n_full > 0:
+            raise ValueError(f'{name}: n_full must be > 0 or None (no frame term), got {n_full}')
+        if center_denominator not in CENTER_DENOMINATORS:
+            raise ValueError(f'{name}: center_denominator must be one of {CENTER_DENOMINATORS}, got '
+                             f'{center_denominator!r}')
+        self.r_low, self.r_high = float(r_low), float(r_high)
+        self.crowd_radius, self.crowd_full = float(crowd_radius), float(crowd_full)
+        self.n_full, self.center_denominator = n_full, center_denominator
+        if isinstance(fallback, dict):
+            fallback = MATCHERS.build(dict(dict(center_denominator=center_denominator), **fallback))
+        if fallback is not None:
+            if not hasattr(fallback, 'alpha_for'):
+                raise TypeError(f'{name}: fallback must be a CDA config or object (it gives alpha(num_high_conf)), '
+                                f'got {type(fallback).__name__}')
+            if fallback.center_denominator != center_denominator:
+                raise ValueError(f'{name}: the fallback CDA has center_denominator '
+                                 f'{fallback.center_denominator!r}, this matcher {center_denominator!r}')
+        self.fallback = fallback
+
+    # ------------------------------------------------------------------------------------------------ per track
+    @staticmethod
+    def _track_values(name: str, values: Any, n: int) -> np.ndarray | None:
+        if values is None:
+            return None
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != (n, ):
+            raise ValueError(f'MotionAdaptiveCDA: the context entry {name!r} has shape {values.shape}; it needs one '
+                             f'value per track row of the call, ({n},)')
+        return values
+
+    def motion_ratio(self, g: PairGeometry, track_displacement: Any = None,
+                     track_position_std: Any = None) -> np.ndarray | None:
+        """``max(displacement, position_std) / diagonal`` per track (NaN ones ignored by the max; NaN where both
+        are unknown), or None when the context has neither array."""
+        n = g.a.shape[0]
+        displacement = self._track_values('track_displacement', track_displacement, n)
+        std = self._track_values('track_position_std', track_position_std, n)
+        if displacement is None and std is None:
+            return None
+        motion = displacement if std is None else std if displacement is None else np.fmax(displacement, std)
+        diag = g.diag_a[:, 0] if g.is_numpy else g.diag_a[:, 0].detach().cpu().numpy()
+        return motion / diag
+
+    def frame_crowded(self, num_high_conf: int | None) -> float:
+        """The frame term's floor of the crowding, ``clip(N / n_full, 0, 1)`` (0 without ``n_full``)."""
+        if self.n_full is None:
+            return 0.0
+        if num_high_conf is None:
+            raise ValueError(f'MotionAdaptiveCDA(n_full={self.n_full}) needs num_high_conf, the number of '
+                             'high-confidence detections of the frame')
+        return min(max(num_high_conf / self.n_full, 0.0), 1.0)
+
+    def iou_weights(self, g: PairGeometry, num_high_conf: int | None = None, track_displacement: Any = None,
+                    track_position_std: Any = None) -> np.ndarray:
+        """The per-track IoU weights ``a`` the call uses, ``(n,)`` (for analysis and tests)."""
+        ratio = center_ratio(g, self.center_denominator)
+        return self._weights(ratio, self.motion_ratio(g, track_displacement, track_position_std), num_high_conf)
+
+    def _weights(self, ratio: Any, motion_ratio: np.ndarray | None, num_high_conf: int | None) -> np.ndarray:
+        near = (ratio < self.crowd_radius).sum(1)
+        crowd = np.maximum((near if isinstance(near, np.ndarray) else near.cpu().numpy()) - 1, 0)
+        if motion_ratio is None:  # no motion at all (and no fallback): every track counts as fast
+            motion_ratio = np.full(ratio.shape[0], np.nan)
+        weights = motion_adaptive_iou_weight(motion_ratio, crowd, self.r_low, self.r_high, self.crowd_full,
+                                             self.frame_crowded(num_high_conf))
+        if self.fallback is not None:
+            unknown = np.isnan(motion_ratio)
+            if unknown.any():  # tracks without motion: the fallback CDA's frame weight
+                weights[unknown] = self.fallback.alpha_for(num_high_conf)
+        return weights
+
+    # ------------------------------------------------------------------------------------------------- scores
+    def scores(self, g: PairGeometry, num_high_conf: int | None = None, track_displacement: Any = None,
+               track_position_std: Any = None, **context: Any) -> Any:
+        motion_ratio = self.motion_ratio(g, track_displacement, track_position_std)
+        unknown = motion_ratio is None or np.isnan(motion_ratio).any()  # NaN: a track without motion
+        if unknown and self.fallback is not None and (motion_ratio is None or np.isnan(motion_ratio).all()):
+            return self.fallback.scores(g, num_high_conf=num_high_conf)  # no track has motion: the fallback CDA
+        if not unknown and (self.crowd_full == 0 or self.r_high == math.inf or (motion_ratio <= self.r_low).all()):
+            # every track still (the common case at high frame rates) or IoU's extremes: no centre term to build
+            return g.iou
+        ratio = center_ratio(g, self.center_denominator)
+        weights = self._weights(ratio, motion_ratio, num_high_conf)
+        if weights.min() == 1.0:
+            return g.iou
+        xp = g.xp
+        if g.is_numpy:  # in place on the fresh ratio matrix: CenterSim, then the weighted sum
+            np.subtract(1.0, ratio, out=ratio)
+            center = np.maximum(ratio, 0.0, out=ratio)
+        else:
+            center = xp.clip(1.0 - ratio, 0.0, None)
+        if weights.max() == 0.0:
+            return center
+        if g.is_numpy:
+            a = weights[:, None]
+            center *= 1.0 - a
+            center += a * g.iou
+            return center
+        import torch
+        a = torch.as_tensor(weights, dtype=center.dtype, device=center.device)[:, None]
+        return center * (1.0 - a) + a * g.iou
