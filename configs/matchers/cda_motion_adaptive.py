@@ -1,6 +1,7 @@
 # Motion-adaptive CDA: S = a_i IoU + (1 - a_i) CenterSim with a per-track IoU weight
 #   a_i = 1 - fast_i (1 - crowded_i),
-#   fast_i    = clip((r_i - r_low) / (r_high - r_low), 0, 1), r_i = max(displacement, Kalman position std) / track diagonal
+#   fast_i    = clip((r_i - r_low) / (r_high - r_low), 0, 1),
+#   r_i       = max(displacement per frame, motion model's position std) / track box diagonal,
 #   crowded_i = clip(crowd_i / crowd_full, 0, 1), crowd_i = other detections within crowd_radius mean diagonals
 # (a still or crowded track gets IoU, a fast isolated one CenterSim; vastmat/models/association/motion_adaptive.py).
 # Tracks without motion in the frame context get the fallback CDA's frame weight (adaptive CDA, forward).

@@ -67,6 +67,18 @@ def pixel_options(config: str, plus_one: bool) -> list[str]:
     return options
 
 
+def run_options(config: str, tracker: str, setting: str = 'paper', plus_one: bool = True,
+                cfg_options: list[str] = ()) -> list[str]:
+    """The ``--cfg-options`` of one row's run but the preset and the videos, in the order :func:`main` gives them:
+    the pixel convention, then ``cfg_options``, then the setting's first-stage match threshold (if the tracker has
+    one)."""
+    key, values = SETTINGS[tracker]
+    options = [*pixel_options(config, plus_one), *cfg_options]
+    if key is not None:
+        options.append(f'model.tracker.{key}={values[setting]}')
+    return options
+
+
 def load_test_tool():
     spec = importlib.util.spec_from_file_location('vastmat_tools_test', osp.join(REPO, 'tools', 'test.py'))
     module = importlib.util.module_from_spec(spec)
@@ -100,9 +112,8 @@ def main(argv=None) -> dict:
     for matcher in args.matchers:
         work_dir = osp.join(args.work_dir, matcher)
         config = config_for(matcher, args.tracker)
-        options = [f'test_evaluator.preset={args.preset}', *pixel_options(config, plus_one), *args.cfg_options]
-        if key is not None:
-            options.append(f'model.tracker.{key}={threshold}')
+        options = [f'test_evaluator.preset={args.preset}',
+                   *run_options(config, args.tracker, args.setting, plus_one, args.cfg_options)]
         if args.videos:
             options.append('test_dataloader.dataset.videos=[' + ','.join(args.videos) + ']')
         print(f'== {args.tracker}, matcher {matcher}: {work_dir}', flush=True)

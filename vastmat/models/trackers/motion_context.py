@@ -31,9 +31,11 @@ def track_motion(tracks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray | None]:
         return np.zeros(0), None
     first = tracks[0]
     if hasattr(first, 'covariance') and hasattr(first, 'mean'):
-        velocity = np.array([t.mean[4:6] for t in tracks])
-        variance = np.array([t.covariance[0, 0] + t.covariance[1, 1] for t in tracks])
-        return np.hypot(velocity[:, 0], velocity[:, 1]), np.sqrt(variance / 2.0)
+        # (few array calls: this runs once per frame on tens of tracks, where each call's fixed cost dominates)
+        mean = np.array([t.mean for t in tracks])
+        variance = np.array([t.covariance.item(0, 0) + t.covariance.item(1, 1) for t in tracks])
+        variance *= 0.5
+        return np.hypot(mean[:, 4], mean[:, 5]), np.sqrt(variance, out=variance)
     if hasattr(first, 'conds'):
         delta = np.array([t.conds[-1][4:6] for t in tracks])
         return np.hypot(delta[:, 0], delta[:, 1]), None

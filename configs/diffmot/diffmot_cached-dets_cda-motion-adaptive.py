@@ -1,0 +1,5 @@
+# DiffMOT on cached detections with the matcher of configs/matchers/cda_motion_adaptive.py (per-track IoU /
+# centre weights) in its three association stages.
+_base_ = ['./diffmot_cached-dets.py', '../matchers/cda_motion_adaptive.py']
+
+model = dict(tracker=dict(matcher=dict(_delete_=True, **_base_.matcher)))
