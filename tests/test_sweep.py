@@ -111,3 +111,15 @@ def test_two_torchrun_ranks_split_the_runs_and_rank_0_writes_the_table(tmp_path)
     ranks = sorted(json.load(open(work_dir / 'runs' / row['id'] / 'settings.json'))['rank'] for row in table['rows'])
     assert ranks == [0, 1]
     assert 'bold = best' in outputs[0] and 'bold = best' not in outputs[1]  # the table: rank 0 only
+
+
+def test_repeated_grid_and_base_option_flags_add_up():
+    """``--grid A=... --grid B=...`` is two axes, as ``--grid A=... B=...`` (argparse's default would keep the last
+    flag only, silently dropping an axis)."""
+    sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
+    from sweep import parse_args
+    args = parse_args([CDA_FIXED, '--data-root', 'd', '--det-root', 'd', '--work-dir', 'w',
+                       '--grid', 'model.tracker.matcher.alpha=0,0.5', '--grid', 'model.tracker.match_thresh=0.6,0.8',
+                       '--base-options', 'model.tracker.track_thresh=0.5', '--base-options', 'model.tracker.track_buffer=10'])
+    assert args.grid == ['model.tracker.matcher.alpha=0,0.5', 'model.tracker.match_thresh=0.6,0.8']
+    assert args.base_options == ['model.tracker.track_thresh=0.5', 'model.tracker.track_buffer=10']

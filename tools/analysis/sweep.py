@@ -597,9 +597,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         '(default: all videos of --data-root)')
     videos.add_argument('--videos', nargs='+', help='only these videos')
     parser.add_argument('--work-dir', required=True)
-    parser.add_argument('--grid', nargs='+', default=[], metavar='KEY=V1,V2', help='an axis of the grid')
+    parser.add_argument('--grid', nargs='+', action='extend', default=[], metavar='KEY=V1,V2', help='an axis of the grid')
     parser.add_argument('--table', choices=TABLES, help="one of the paper's appendix layouts")
-    parser.add_argument('--base-options', nargs='+', default=[], metavar='KEY=V', help='set for every run')
+    parser.add_argument('--base-options', nargs='+', action='extend', default=[], metavar='KEY=V', help='set for every run')
     parser.add_argument('--post-processors', type=parse_value, default=None, metavar='LIST',
                         help="--table 22's post-processing, e.g. \"[dict(type='InterpolateTracks')]\"")
     parser.add_argument('--workers', type=int, default=1, help='runs at the same time (local and ray)')
