@@ -34,6 +34,7 @@ SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'), )
 SUBSET = {
     'tools/analysis/matcher_table.py': ['--videos', 'chicken_3', 'deer_4'],
     'tools/analysis/sweep.py': ['--videos', 'chicken_3', 'deer_4'],
+    'tools/analysis/motion_matcher_study.py': ['--videos', 'chicken_3', 'deer_4'],
     'tools/benchmark/association_speed.py': ['--videos', '2', '--repeats', '1'],
 }
 
