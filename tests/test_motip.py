@@ -105,6 +105,25 @@ def test_full_size_model_has_the_official_parameter_count_and_runs():
         assert len(out) == 50 and len(set(out.ids.tolist())) == 50  # 300 newborns, the 50 ID labels
 
 
+
+def test_a_model_without_init_weights_reads_no_uninitialised_memory():
+    """mmdet's DeformableDETR creates level_embed uninitialised (torch.Tensor) until init_weights(); a model run
+    without init_weights or a checkpoint read garbage, occasionally NaN (seen once in CI, as with TransTrack). With
+    PyTorch filling uninitialised memory with NaN, the built model's outputs are finite."""
+    was = torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        model = build(Config.fromfile(TINY).model)
+        model.eval()
+        image = torch.randn(1, 3, 64, 96, generator=torch.Generator().manual_seed(0))
+        dets, _ = model._detect(image, frame_sample(0, 64, 96))
+    finally:
+        torch.use_deterministic_algorithms(was[0])
+        torch.utils.deterministic.fill_uninitialized_memory = was[1]
+    assert torch.isfinite(model.detector.level_embed).all()
+    assert np.isfinite(dets.bboxes).all() and np.isfinite(dets.features).all() and np.isfinite(dets.scores).all()
+
 # -------------------------------------------------------------------------------------------- training step
 def test_training_step_matches_queries_and_trains_the_id_decoder(tiny):
     """A clip of 3 frames with 3 animals (one absent from frame 1): the DETR losses of every layer and the ID loss

@@ -31,7 +31,7 @@ import torch
 from mmdet.models.detectors import DeformableDETR
 from mmdet.structures.bbox import BaseBoxes, bbox_cxcywh_to_xyxy
 from mmengine.structures import InstanceData
-from torch import Tensor
+from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 
 from vastmat.registry import MODELS
@@ -80,6 +80,11 @@ class MOTIP(TrackingByDetection):
             if not hasattr(self.tracker, name):
                 raise TypeError(f'MOTIP: model.tracker must be a MOTIPTracker (or a subclass: TCEITracker) holding '
                                 f'{name}, got {type(self.tracker).__name__}')
+        if self.detector is not None:
+            # mmdet creates level_embed with torch.Tensor(...), uninitialised memory until init_weights(): a model
+            # built and run without init_weights or a checkpoint read garbage, occasionally NaN (the same fix as
+            # TransTrackDeformableDETR's). Give it its normal_ draw now; init_weights and checkpoints replace it.
+            nn.init.normal_(self.detector.level_embed)
         if self.detector is not None and self.tracker.trajectory_modeling.detr_dim != self.detector.embed_dims:
             raise ValueError(f'MOTIP: model.tracker.trajectory_modeling.detr_dim '
                              f'({self.tracker.trajectory_modeling.detr_dim}) must equal the DETR\'s embed_dims '
