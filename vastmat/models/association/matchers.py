@@ -139,6 +139,36 @@ class EIoU(BaseMatcher):
 CENTER_DENOMINATORS = ('mean', 'min', 'max', 'enclosing')
 
 
+def small_mean_center_ratio(g: PairGeometry) -> Any:
+    """``d / ((diag_a + diag_b) / 2)`` of every pair, a fresh numpy ``(n, m)`` array, in few array operations (for
+    a tracker's frame: numpy and fewer than ``CDIST_MIN_PAIRS`` pairs). With centre *sums* (twice the centres),
+    ``|sum_a - sum_b| / (diag_a + diag_b)`` is that ratio with no halving."""
+    ratio = np.hypot((g.ax1 + g.ax2) - (g.bx1 + g.bx2), (g.ay1 + g.ay2) - (g.by1 + g.by2))
+    ratio /= g.diag_a + g.diag_b
+    return ratio
+
+
+def is_small_mean(g: PairGeometry, denominator: str) -> bool:
+    """Whether :func:`small_mean_center_ratio` serves this call."""
+    return denominator == 'mean' and g.is_numpy and g.a.shape[0] * g.b.shape[0] < CDIST_MIN_PAIRS
+
+
+def center_scale(g: PairGeometry, denominator: str, weight: float = 1.0) -> Any:
+    """The denominator ``D`` (the mean, min or max of the two diagonals, or the enclosing box's diagonal) divided by
+    ``weight``, so that ``weight * (1 - d / D) = weight - d / center_scale``."""
+    xp = g.xp
+    if denominator == 'mean':
+        # weight * (1 - d / ((da + db) / 2)) = weight - d / ((da + db) / (2 * weight))
+        return g.diag_a / (2.0 * weight) + g.diag_b / (2.0 * weight)
+    if denominator == 'min':
+        return xp.minimum(g.diag_a, g.diag_b) / weight
+    if denominator == 'max':
+        return xp.maximum(g.diag_a, g.diag_b) / weight
+    if denominator == 'enclosing':
+        return xp.sqrt(g.enclose_diag2) / weight
+    raise ValueError(f'center similarity denominator must be one of {CENTER_DENOMINATORS}, got {denominator!r}')
+
+
 def center_similarity(g: PairGeometry, denominator: str = 'mean', weight: float = 1.0) -> Any:
     """``weight * max(0, 1 - d / D)``: d the centre distance, D the mean (default), min or max of the two diagonals
     or the diagonal of the enclosing box.
@@ -146,34 +176,20 @@ def center_similarity(g: PairGeometry, denominator: str = 'mean', weight: float 
     The numpy path works in place on a fresh distance matrix (a handful of passes over the (n, m) array), so that CDA
     stays within 1.5x the cost of IoU.
     """
-    xp = g.xp
-    if denominator == 'mean' and g.is_numpy and g.a.shape[0] * g.b.shape[0] < CDIST_MIN_PAIRS:
-        # small matrices (a tracker's frame): few array operations. With centre *sums* (twice the centres),
-        # |sum_a - sum_b| / (diag_a + diag_b) = d / ((diag_a + diag_b) / 2), no halving needed.
-        ratio = np.hypot((g.ax1 + g.ax2) - (g.bx1 + g.bx2), (g.ay1 + g.ay2) - (g.by1 + g.by2))
-        ratio /= g.diag_a + g.diag_b
+    if is_small_mean(g, denominator):
+        ratio = small_mean_center_ratio(g)
         np.subtract(1.0, ratio, out=ratio)
         np.maximum(ratio, 0.0, out=ratio)
         if weight != 1.0:
             ratio *= weight
         return ratio
-    if denominator == 'mean':
-        # weight * (1 - d / ((da + db) / 2)) = weight - d / ((da + db) / (2 * weight))
-        scale = g.diag_a / (2.0 * weight) + g.diag_b / (2.0 * weight)
-    elif denominator == 'min':
-        scale = xp.minimum(g.diag_a, g.diag_b) / weight
-    elif denominator == 'max':
-        scale = xp.maximum(g.diag_a, g.diag_b) / weight
-    elif denominator == 'enclosing':
-        scale = xp.sqrt(g.enclose_diag2) / weight
-    else:
-        raise ValueError(f'center similarity denominator must be one of {CENTER_DENOMINATORS}, got {denominator!r}')
+    scale = center_scale(g, denominator, weight)
     distance = g.center_dist
     if isinstance(distance, np.ndarray):
         out = np.divide(distance, scale)
         np.subtract(weight, out, out=out)
         return np.maximum(out, 0.0, out=out)
-    return xp.clip(weight - distance / scale, 0.0, None)
+    return g.xp.clip(weight - distance / scale, 0.0, None)
 
 
 @MATCHERS.register_module()

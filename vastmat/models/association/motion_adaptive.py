@@ -37,30 +37,18 @@ import numpy as np
 
 from vastmat.registry import MATCHERS
 
-from vastmat.structures.pair_geometry import CDIST_MIN_PAIRS, PairGeometry
+from vastmat.structures.pair_geometry import PairGeometry
 from .context import TRACK_CONTEXT_KEYS
-from .matchers import CENTER_DENOMINATORS, CDA, BaseMatcher
+from .matchers import (CENTER_DENOMINATORS, CDA, BaseMatcher, center_scale, is_small_mean,
+                       small_mean_center_ratio)
 
 
 def center_ratio(g: PairGeometry, denominator: str = 'mean') -> Any:
     """``d / D`` of every pair, a fresh ``(n, m)`` array: ``max(0, 1 - center_ratio)`` is CenterSim, to the bit
-    (the same operations in the same order as :func:`.matchers.center_similarity` with weight 1)."""
-    if denominator == 'mean' and g.is_numpy and g.a.shape[0] * g.b.shape[0] < CDIST_MIN_PAIRS:
-        # centre sums (twice the centres) over the sum of the diagonals: d / mean diagonal
-        ratio = np.hypot((g.ax1 + g.ax2) - (g.bx1 + g.bx2), (g.ay1 + g.ay2) - (g.by1 + g.by2))
-        ratio /= g.diag_a + g.diag_b
-        return ratio
-    if denominator == 'mean':
-        scale = g.diag_a / 2.0 + g.diag_b / 2.0
-    elif denominator == 'min':
-        scale = g.xp.minimum(g.diag_a, g.diag_b) / 1.0
-    elif denominator == 'max':
-        scale = g.xp.maximum(g.diag_a, g.diag_b) / 1.0
-    elif denominator == 'enclosing':
-        scale = g.xp.sqrt(g.enclose_diag2) / 1.0
-    else:
-        raise ValueError(f'center ratio denominator must be one of {CENTER_DENOMINATORS}, got {denominator!r}')
-    return g.center_dist / scale
+    (:func:`.matchers.center_similarity`'s operations with weight 1)."""
+    if is_small_mean(g, denominator):
+        return small_mean_center_ratio(g)
+    return g.center_dist / center_scale(g, denominator)
 
 
 # The per-track rule runs once per frame on tens of tracks, where each numpy call's fixed cost dominates the
