@@ -51,6 +51,29 @@ def tool(script: str, *args):
     return _TOOLS[script].main([str(a) for a in args])
 
 
+def vastmat_scope(*modules: str) -> None:
+    """Import vastmat's datasets and models (and ``modules``) so that their registries are filled, and make
+    'vastmat' mmengine's default scope (what a config's ``default_scope`` does for the tools)."""
+    import importlib
+
+    from mmengine.registry import init_default_scope
+    for module in ('vastmat.datasets', 'vastmat.models', *modules):
+        importlib.import_module(module)
+    init_default_scope('vastmat')
+
+
+def build_model(cfg, seed=None):
+    """A model built from a copy of ``cfg`` (MODELS), after ``torch.manual_seed(seed)`` when a seed is given."""
+    import copy
+
+    import torch
+
+    from vastmat.registry import MODELS
+    if seed is not None:
+        torch.manual_seed(seed)
+    return MODELS.build(copy.deepcopy(cfg))
+
+
 def read_results(path):
     from vastmat.datasets.formats import read_results as read
     return read(str(path))

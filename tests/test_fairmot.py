@@ -3,7 +3,6 @@ boxes, the losses and their uncertainty weighting, decoding, the training augmen
 resumed and tracked end to end."""
 import copy
 import glob
-import importlib
 import json
 import math
 import os.path as osp
@@ -17,7 +16,7 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 from mmengine.structures import InstanceData
 
-from conftest import REPO, tool, video_data_root_options
+from conftest import REPO, build_model, tool, video_data_root_options, vastmat_scope
 
 CONFIGS = osp.join(REPO, 'configs', 'fairmot')
 P1 = osp.join(CONFIGS, 'fairmot_dla34_1xb12-30e_vastmat-p1.py')
@@ -36,14 +35,11 @@ NUM_IDENTITIES_P1 = 22_883
 
 @pytest.fixture(scope='module', autouse=True)
 def scope():
-    for module in ('vastmat.datasets', 'vastmat.models'):  # register the transforms and models
-        importlib.import_module(module)
-    init_default_scope('vastmat')
+    vastmat_scope()  # register the transforms and models
 
 
 def build(cfg):
-    from vastmat.registry import MODELS
-    return MODELS.build(copy.deepcopy(cfg))
+    return build_model(cfg)
 
 
 def small_head(**kwargs):

@@ -5,7 +5,6 @@ calibration on the same checkpoint. The ID decoder and targets (test_motip_modul
 (test_motip_tracker.py) and TCEI (test_tcei.py) have their own tests."""
 import copy
 import glob
-import importlib
 import json
 import math
 import os.path as osp
@@ -16,9 +15,8 @@ import numpy as np
 import pytest
 import torch
 from mmengine.config import Config
-from mmengine.registry import init_default_scope
 
-from conftest import REPO, tool, video_data_root_options
+from conftest import REPO, build_model, tool, video_data_root_options, vastmat_scope
 from helpers.detr_samples import clip, frame_sample
 from helpers.motip_weights import record_id_logits
 
@@ -53,15 +51,11 @@ EXPECTED_PARAMETERS = OFFICIAL_PARAMETERS + 53_120 - 1_024
 
 @pytest.fixture(scope='module', autouse=True)
 def scope():
-    for module in ('vastmat.datasets', 'vastmat.models', 'vastmat.engine'):
-        importlib.import_module(module)
-    init_default_scope('vastmat')
+    vastmat_scope('vastmat.engine')
 
 
 def build(cfg, seed=0):
-    from vastmat.registry import MODELS
-    torch.manual_seed(seed)
-    return MODELS.build(copy.deepcopy(cfg))
+    return build_model(cfg, seed)
 
 
 @pytest.fixture(scope='module')

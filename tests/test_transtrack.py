@@ -4,7 +4,6 @@ pairs), and the tiny config trained, resumed and tracked end to end. The associa
 tests (test_transtrack_tracker.py)."""
 import copy
 import glob
-import importlib
 import json
 import math
 import os.path as osp
@@ -14,9 +13,8 @@ import numpy as np
 import pytest
 import torch
 from mmengine.config import Config
-from mmengine.registry import init_default_scope
 
-from conftest import REPO, tool, video_data_root_options
+from conftest import REPO, build_model, tool, video_data_root_options, vastmat_scope
 from helpers.detr_samples import clip, frame_sample
 
 CONFIGS = osp.join(REPO, 'configs', 'transtrack')
@@ -42,15 +40,11 @@ EXPECTED_PARAMETERS = OFFICIAL_PARAMETERS_ONE_CLASS + 53_120 - 1_024
 
 @pytest.fixture(scope='module', autouse=True)
 def scope():
-    for module in ('vastmat.datasets', 'vastmat.models'):
-        importlib.import_module(module)
-    init_default_scope('vastmat')
+    vastmat_scope()
 
 
 def build(cfg, seed=0):
-    from vastmat.registry import MODELS
-    torch.manual_seed(seed)
-    return MODELS.build(copy.deepcopy(cfg))
+    return build_model(cfg, seed)
 
 
 @pytest.fixture(scope='module')
