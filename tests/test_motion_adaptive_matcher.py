@@ -38,10 +38,12 @@ DETS = np.array([[0.0, 0.0, 30.0, 40.0],  # D0: T0's own
 # T2: r = 1 / 50 = 0.02 -> fast 0 -> a = 1 (a still track in a crowd: IoU)
 DISPLACEMENT, POSITION_STD = np.array([7.5, 20.0, 0.0]), np.array([5.0, 3.0, 1.0])
 HAND_A = np.array([0.75, 0.0, 1.0])
+# the rule of the comments above (the class defaults are the study's, not these)
+HAND = dict(r_low=0.05, r_high=0.25, crowd_radius=2.0, crowd_full=2.0, a_still=1.0, a_fast=0.0)
 
 
 def test_weight_rule_on_hand_built_tracks():
-    matcher = MotionAdaptiveCDA(r_low=0.05, r_high=0.25, crowd_radius=2.0, crowd_full=2.0)
+    matcher = MotionAdaptiveCDA(**HAND)
     g = PairGeometry(TRACKS, DETS)
     a = matcher.iou_weights(g, 7, DISPLACEMENT, POSITION_STD)
     np.testing.assert_allclose(a, HAND_A, rtol=0, atol=1e-12)
@@ -62,10 +64,35 @@ def test_weight_rule_on_hand_built_tracks():
     assert matcher.iou_weights(alone, 7, np.zeros(1), np.array([50.0]))[0] == 0.0
     assert matcher.iou_weights(alone, 7, np.array([50.0]), np.array([np.nan]))[0] == 0.0
     # the frame term: N / n_full is a floor of the crowding (T1: fast, isolated, crowded 0.5 by the frame)
-    framed = MotionAdaptiveCDA(n_full=14)
+    framed = MotionAdaptiveCDA(n_full=14, **HAND)
     np.testing.assert_allclose(framed.iou_weights(g, 7, DISPLACEMENT, POSITION_STD), [0.75, 0.5, 1.0], atol=1e-12)
     with pytest.raises(ValueError, match='needs num_high_conf'):
         framed(TRACKS, DETS, track_displacement=DISPLACEMENT, track_position_std=POSITION_STD)
+
+
+def test_iou_weight_range_still_and_fast():
+    """a = a_still - (a_still - a_fast) m, m = 1 - HAND_A on the hand-built tracks; equal ends are fixed CDA."""
+    g = PairGeometry(TRACKS, DETS)
+    context = dict(num_high_conf=7, track_displacement=DISPLACEMENT, track_position_std=POSITION_STD)
+    ranged = MotionAdaptiveCDA(**dict(HAND, a_still=0.8, a_fast=0.2))
+    np.testing.assert_allclose(ranged.iou_weights(g, **context), 0.8 - 0.6 * (1 - HAND_A), rtol=0, atol=1e-12)
+    iou, center = IoU()(TRACKS, DETS).scores, CenterSim()(TRACKS, DETS).scores
+    np.testing.assert_allclose(ranged(TRACKS, DETS, **context).scores[1], 0.2 * iou[1] + 0.8 * center[1], atol=1e-12)
+    # a still track keeps 1 - a_still of the centre term: no IoU shortcut when every track is still
+    still = MotionAdaptiveCDA(**dict(HAND, a_still=0.25))
+    np.testing.assert_allclose(still(TRACKS, DETS, num_high_conf=7, track_displacement=np.zeros(3),
+                                     track_position_std=np.zeros(3)).scores,
+                               CDA(alpha=0.25)(TRACKS, DETS).scores, rtol=0, atol=1e-15)
+    for alpha in (0.0, 0.25, 1.0):  # a_still = a_fast = alpha: fixed CDA whatever the motion
+        fixed = MotionAdaptiveCDA(**dict(HAND, a_still=alpha, a_fast=alpha))
+        np.testing.assert_allclose(fixed(TRACKS, DETS, **context).scores, CDA(alpha=alpha)(TRACKS, DETS).scores,
+                                   rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(MotionAdaptiveCDA(a_still=0.0, a_fast=0.0)(TRACKS, DETS, **context).scores, center)
+    np.testing.assert_array_equal(MotionAdaptiveCDA(a_still=1.0, a_fast=1.0)(TRACKS, DETS, **context).scores, iou)
+    np.testing.assert_allclose(motion_adaptive_iou_weight(np.array([0.4, 0.0]), np.zeros(2), 0.05, 0.25, 2.0,
+                                                          a_still=0.8, a_fast=0.2), [0.2, 0.8], atol=1e-12)
+    with pytest.raises(ValueError, match='a_fast <= a_still'):
+        MotionAdaptiveCDA(a_still=0.2, a_fast=0.5)
 
 
 def test_weight_function_by_hand():
@@ -95,13 +122,13 @@ def test_limits_are_iou_and_center_similarity_to_the_bit(plus_one, denominator):
     iou = IoU(plus_one=plus_one)(tracks, dets).scores
     center = CenterSim(denominator, plus_one=plus_one)(tracks, dets).scores
     for limit in (dict(r_high=math.inf), dict(crowd_full=0.0), dict(r_low=100.0, r_high=200.0)):
-        matcher = MotionAdaptiveCDA(plus_one=plus_one, center_denominator=denominator, **limit)
+        matcher = MotionAdaptiveCDA(plus_one=plus_one, center_denominator=denominator, **dict(HAND, **limit))
         np.testing.assert_array_equal(matcher(tracks, dets, **context).scores, iou)
-    centre_only = MotionAdaptiveCDA(r_low=-1.0, r_high=-0.5, crowd_full=math.inf, plus_one=plus_one,
+    centre_only = MotionAdaptiveCDA(r_low=-1.0, r_high=-0.5, crowd_full=math.inf, a_fast=0.0, plus_one=plus_one,
                                     center_denominator=denominator)
     np.testing.assert_array_equal(centre_only(tracks, dets, **context).scores, center)
     # in between: every row is its own a_i mix, scores in [0, 1], the torch path agrees
-    matcher = MotionAdaptiveCDA(plus_one=plus_one, center_denominator=denominator, r_low=0.0, r_high=0.5)
+    matcher = MotionAdaptiveCDA(plus_one=plus_one, center_denominator=denominator, **dict(HAND, r_low=0.0, r_high=0.5))
     a = matcher.iou_weights(PairGeometry(tracks, dets, plus_one), **context)
     assert ((0 < a) & (a < 1)).any() and a.max() == 1.0
     scores = matcher(tracks, dets, **context).scores
@@ -133,7 +160,7 @@ def test_fallback_without_per_track_motion():
     scores = matcher(tracks, dets, num_high_conf=14, track_displacement=partial).scores
     np.testing.assert_allclose(scores[1], adaptive(tracks[1:2], dets, num_high_conf=14).scores[0], atol=1e-12)
     # without a fallback, tracks without motion count as fast: the crowding alone decides
-    crowd_only = MotionAdaptiveCDA(fallback=None, crowd_full=2.0)
+    crowd_only = MotionAdaptiveCDA(fallback=None, **HAND)
     near = (np.hypot(*(((tracks[:, None, :2] + tracks[:, None, 2:]) - (dets[None, :, :2] + dets[None, :, 2:]))
                        .transpose(2, 0, 1))) / (g.diag_a + g.diag_b) < 2.0).sum(1)
     np.testing.assert_allclose(crowd_only.iou_weights(PairGeometry(tracks, dets), 5),

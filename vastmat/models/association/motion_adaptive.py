@@ -6,7 +6,8 @@
     fast_i   = clip((r_i - r_low) / (r_high - r_low), 0, 1)           0: still, 1: fast for its size
     crowd_i  = #{detections j: d_ij < crowd_radius m_ij} - 1, >= 0   other detections near the track
     crowded_i = clip(crowd_i / crowd_full, 0, 1)                      (max with clip(N / n_full, 0, 1) if n_full)
-    a_i      = 1 - fast_i (1 - crowded_i)
+    m_i      = fast_i (1 - crowded_i)                                 0: still or crowded, 1: fast and isolated
+    a_i      = a_still - (a_still - a_fast) m_i                      IoU weight, from a_still down to a_fast
 
 ``d_ij`` is the centre distance and ``m_ij`` the mean of the two diagonals, so that with CenterSim's default
 denominator ``d_ij / m_ij`` is the ratio CenterSim is made of (``CenterSim = max(0, 1 - d / m)``), computed once for
@@ -14,9 +15,12 @@ both. Crowding counts the call's *detections* (not the other tracks' predicted b
 track competes for in this frame and their distances to the track are already the CenterSim ratio; the ``- 1``
 discounts the track's own detection.
 
-A still track (``r <= r_low``) or a track in a crowd (``crowd >= crowd_full``) gets IoU (``a = 1``); a fast
-(``r >= r_high``) isolated (no other detection within ``crowd_radius``) track gets CenterSim (``a = 0``). Extremes:
-``r_high=inf`` is IoU exactly (every ``fast = 0``), ``r_high <= 0`` with ``crowd_full=inf`` CenterSim exactly.
+A still track (``r <= r_low``) or a track in a crowd (``crowd >= crowd_full``) gets ``a_still`` (IoU with the
+default 1); a fast (``r >= r_high``) isolated (no other detection within ``crowd_radius``) track gets ``a_fast``
+(CenterSim with the default 0). Extremes: ``r_high=inf`` (every ``fast = 0``) or ``a_fast = a_still = 1`` is IoU
+exactly, ``a_fast = a_still = 0`` CenterSim exactly, ``a_fast = a_still = alpha`` fixed CDA; ``a_still < 1`` keeps
+a share of the centre term on every track (a tracker whose other terms and thresholds favour it even on still
+tracks, as TrackTrack's on AnimalTrack).
 
 The per-track quantities come from the frame context (:class:`.context.FrameContext`): ``track_displacement`` and
 ``track_position_std``; a NaN entry is unknown, ``max`` ignores it. A track with neither (a NaN displacement and no or a
@@ -57,14 +61,15 @@ _RAMP_UP, _RAMP_DOWN = np.array([0.0, 1.0]), np.array([1.0, 0.0])
 
 
 def motion_adaptive_iou_weight(motion_ratio: np.ndarray, crowd: np.ndarray, r_low: float, r_high: float,
-                               crowd_full: float, frame_crowded: float = 0.0) -> np.ndarray:
-    """The rule's IoU weight ``a = 1 - fast (1 - crowded)`` per track (module docstring), from ``(n,)`` arrays: the
-    motion ratios ``r`` (NaN: unknown, counted as fast) and the numbers of other detections near each track
-    (``crowd``). ``frame_crowded`` in [0, 1] is a floor of every track's crowding (the frame term). ``r_high`` may
-    be inf (no track is fast), ``crowd_full`` 0 (every track crowded) or inf (none)."""
+                               crowd_full: float, frame_crowded: float = 0.0, a_still: float = 1.0,
+                               a_fast: float = 0.0) -> np.ndarray:
+    """The rule's IoU weight ``a = a_still - (a_still - a_fast) fast (1 - crowded)`` per track (module docstring),
+    from ``(n,)`` arrays: the motion ratios ``r`` (NaN: unknown, counted as fast) and the numbers of other detections
+    near each track (``crowd``). ``frame_crowded`` in [0, 1] is a floor of every track's crowding (the frame term).
+    ``r_high`` may be inf (no track is fast), ``crowd_full`` 0 (every track crowded) or inf (none)."""
     fast = np.interp(np.asarray(motion_ratio, np.float64), np.array([r_low, r_high]), _RAMP_UP)
     fast[np.isnan(fast)] = 1.0
-    return 1.0 - fast * _freedom(np.asarray(crowd, np.float64), crowd_full, frame_crowded)
+    return a_still - (a_still - a_fast) * fast * _freedom(np.asarray(crowd, np.float64), crowd_full, frame_crowded)
 
 
 def _freedom(crowd: np.ndarray, crowd_full: float, frame_crowded: float = 0.0, offset: float = 0.0) -> np.ndarray:
@@ -81,32 +86,36 @@ def _freedom(crowd: np.ndarray, crowd_full: float, frame_crowded: float = 0.0, o
 class MotionAdaptiveCDA(BaseMatcher):
     """CDA with a per-track IoU weight from the track's motion ratio and its local crowding (module docstring).
 
-    The defaults are provisional (chosen by hand, not by a study; the issue's study will set them).
+    The defaults are configs/matchers/cda_motion_adaptive.py's, chosen for ByteTrack on the selection half of
+    AnimalTrack train (README, "A matcher that adapts to each track"); TrackTrack's config sets its own.
 
     Args:
         r_low: motion ratio (displacement or position std per frame over the track box's diagonal) up to which a
-            track counts as still (``fast = 0``). Provisional 0.05.
+            track counts as still (``fast = 0``). Default 0.02.
         r_high: motion ratio from which a track counts as fast (``fast = 1``); must exceed ``r_low`` and may be
-            ``inf`` (no track is ever fast: the matcher is IoU). Provisional 0.25.
+            ``inf`` (no track is ever fast: every track gets ``a_still``). Default 0.25.
         crowd_radius: a detection is near a track when its centre distance is below ``crowd_radius`` times the
-            mean of the two boxes' diagonals (whatever ``center_denominator``). Provisional 2.
-        crowd_full: number of other detections near a track from which it is fully crowded (IoU's weight whatever
-            its motion); 0: every track is crowded (IoU), ``inf``: crowding is ignored. Provisional 2.
+            mean of the two boxes' diagonals (whatever ``center_denominator``). Default 2.
+        crowd_full: number of other detections near a track from which it is fully crowded (``a_still`` whatever
+            its motion); 0: every track is crowded, ``inf``: crowding is ignored. Default 4.
         n_full: optional frame term (None: off): a frame with ``num_high_conf >= n_full`` high-confidence detections
             makes every track crowded, fewer make them crowded by ``N / n_full`` at least (adaptive CDA's signal, more
             IoU in dense frames, as a floor of the local crowding).
+        a_still: IoU weight of a still or crowded track (1: IoU; below 1 every track keeps ``1 - a_still`` of the
+            centre term). Default 1.
+        a_fast: IoU weight of a fast isolated track (0: CenterSim); ``0 <= a_fast <= a_still <= 1``. Default 0.5.
         fallback: the CDA config (or object) whose frame weight ``alpha(num_high_conf)`` goes to tracks without
             motion, and whose scores are the call's when no track has any; default adaptive CDA (forward, the paper's
             schedule). It takes this matcher's ``center_denominator``; its ``plus_one`` and gate are this matcher's.
-            None: tracks without motion count as fast (``a = crowded``, the crowding alone decides).
+            None: tracks without motion count as fast (``m = 1 - crowded``: the crowding alone decides).
         center_denominator: CenterSim's denominator (``mean``, ``min``, ``max``, ``enclosing``).
         plus_one, gate: as every matcher (:class:`.matchers.BaseMatcher`).
     """
 
     context_keys = TRACK_CONTEXT_KEYS
 
-    def __init__(self, r_low: float = 0.05, r_high: float = 0.25, crowd_radius: float = 2.0,
-                 crowd_full: float = 2.0, n_full: float | None = None,
+    def __init__(self, r_low: float = 0.02, r_high: float = 0.25, crowd_radius: float = 2.0,
+                 crowd_full: float = 4.0, n_full: float | None = None, a_still: float = 1.0, a_fast: float = 0.5,
                  fallback: dict | CDA | None = dict(type='CDA', mode='forward'), center_denominator: str = 'mean',
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -121,12 +130,16 @@ class MotionAdaptiveCDA(BaseMatcher):
                              f'{crowd_full}')
         if n_full is not None and not n_full > 0:
             raise ValueError(f'{name}: n_full must be > 0 or None (no frame term), got {n_full}')
+        if not 0.0 <= a_fast <= a_still <= 1.0:
+            raise ValueError(f'{name}: need 0 <= a_fast <= a_still <= 1 (IoU weights of a fast isolated and of a '
+                             f'still or crowded track), got a_fast={a_fast}, a_still={a_still}')
         if center_denominator not in CENTER_DENOMINATORS:
             raise ValueError(f'{name}: center_denominator must be one of {CENTER_DENOMINATORS}, got '
                              f'{center_denominator!r}')
         self.r_low, self.r_high = float(r_low), float(r_high)
         self.crowd_radius, self.crowd_full = float(crowd_radius), float(crowd_full)
         self.n_full, self.center_denominator = n_full, center_denominator
+        self.a_still, self.a_fast = float(a_still), float(a_fast)
         self._r_knots = np.array([self.r_low, self.r_high])
         # "near" counts include the track's own detection: crowd = near - 1 -> the ramp starts at near = 1
         self._near_knots = None if self.crowd_full == 0 else np.array([1.0, 1.0 + self.crowd_full])
@@ -191,8 +204,8 @@ class MotionAdaptiveCDA(BaseMatcher):
 
     def _center_weights(self, g: PairGeometry, ratio: Any, fast: np.ndarray, num_high_conf: int | None,
                         unknown: np.ndarray | None = None) -> np.ndarray:
-        """``1 - a = fast (1 - crowded)`` per track, ``ratio`` the call's ``d / D`` matrix; the tracks ``unknown``
-        (no motion) get the fallback CDA's frame weight, or without a fallback count as fast."""
+        """``1 - a`` per track, ``ratio`` the call's ``d / D`` matrix; the tracks ``unknown`` (no motion) get the
+        fallback CDA's frame weight, or without a fallback count as fast."""
         if unknown is not None:
             fast = np.where(unknown, 1.0, fast)
         if self.crowd_full == 0:
@@ -204,6 +217,7 @@ class MotionAdaptiveCDA(BaseMatcher):
             near = np.add.reduce(near, axis=1) if isinstance(near, np.ndarray) else near.sum(1).cpu().numpy()
         weights = _freedom(near, self.crowd_full, self.frame_crowded(num_high_conf), offset=1.0)
         weights *= fast
+        weights = self._scaled(weights)
         if unknown is not None and self.fallback is not None:
             weights[unknown] = 1.0 - self.fallback.alpha_for(num_high_conf)
         return weights
@@ -230,17 +244,17 @@ class MotionAdaptiveCDA(BaseMatcher):
             motion /= g.diag_a[:, 0]
             fast = np.interp(motion, self._r_knots, _RAMP_UP)
             top = fast.max()
-            if top == 0.0:
+            if top == 0.0 and self.a_still == 1.0:
                 return g.iou  # every track still (the common case at high frame rates), or r_high inf
             if top == top:  # (NaN: a track without motion, the general path)
                 ratio = center_ratio(g, 'mean')
                 weights = np.interp(np.add.reduce(ratio < self.crowd_radius, axis=1), self._near_knots, _RAMP_DOWN)
                 weights *= fast
-                return self._mix(g, ratio, weights)
+                return self._mix(g, ratio, self._scaled(weights))
         fast, top = self._fastness(g, track_displacement, track_position_std)
         unknown = None
         if top == top:  # every track has motion
-            if top == 0.0 or self.crowd_full == 0:
+            if (top == 0.0 or self.crowd_full == 0) and self.a_still == 1.0:
                 # every track still, r_high inf or crowd_full 0: IoU, no centre term to build
                 return g.iou
         else:
@@ -249,6 +263,14 @@ class MotionAdaptiveCDA(BaseMatcher):
                 return self.fallback.scores(g, num_high_conf=num_high_conf)  # no track has motion: the fallback
         ratio = center_ratio(g, self.center_denominator)
         return self._mix(g, ratio, self._center_weights(g, ratio, fast, num_high_conf, unknown))
+
+    def _scaled(self, moving: np.ndarray) -> np.ndarray:
+        """The centre weights ``1 - a = (1 - a_still) + (a_still - a_fast) m`` from ``m = fast (1 - crowded)`` (in
+        place; with the default range ``m`` itself)."""
+        if self.a_still != 1.0 or self.a_fast != 0.0:
+            moving *= self.a_still - self.a_fast
+            moving += 1.0 - self.a_still
+        return moving
 
     @staticmethod
     def _mix(g: PairGeometry, ratio: Any, weights: np.ndarray) -> Any:
