@@ -76,8 +76,8 @@ def test_track_metric_scores_ground_truth_as_perfect(demo_root, tmp_path, stride
     metric = VastMATMetric(outfile_dir=str(tmp_path))
     for name in list_sequences(demo_root)[:3]:
         metric.process_video(_track_samples(demo_root, name, stride))
-    metrics = metric.compute_metrics(metric.results)
-    assert metrics['HOTA'] == metrics['MOTA'] == metrics['IDF1'] == pytest.approx(1.0)
+    metrics = metric.evaluate(3)
+    assert metrics['vastmat/HOTA'] == metrics['vastmat/MOTA'] == metrics['vastmat/IDF1'] == pytest.approx(1.0)
     assert (tmp_path / 'results' / f'{list_sequences(demo_root)[0]}.txt').exists()
     assert (tmp_path / 'metrics_per_video.json').exists()
 
@@ -89,7 +89,7 @@ def test_track_metric_counts_misses(demo_root):
     for sample in samples[::2]:  # drop every prediction on odd frames
         sample.pred_track_instances = sample.pred_track_instances[:0]
     metric.process_video(samples)
-    metrics = metric.compute_metrics(metric.results)
+    metrics = metric.evaluate(1)
     gt = load_sequence(demo_root, name).gt
     missed = int(((gt.frames % 2 == 1) & (gt.valid == 1)).sum())
-    assert metrics['CLR_FN'] == missed and metrics['CLR_FP'] == 0
+    assert metrics['vastmat/CLR_FN'] == missed and metrics['vastmat/CLR_FP'] == 0

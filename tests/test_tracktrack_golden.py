@@ -72,8 +72,7 @@ def track(model, inputs: str, videos: list[str]) -> dict:
 def track_with_empty_frames(model, inputs: str, video: str, every: int):
     """Like :func:`track`, with every ``every``-th frame given without detections (the official run fed those frames
     as None, i.e. ``update_without_detections``)."""
-    from vastmat.apis.inference import cached_frames
-    from vastmat.datasets.detections import VideoDetections, detection_file
+    from vastmat.datasets.detections import VideoDetections, cached_frames, detection_file
     from vastmat.datasets.sequences import load_sequence
     from vastmat.structures.tracking import FrameDetections, TrackingFrame
     sequence = load_sequence(osp.join(AT10, 'gt'), video, with_gt=False)
@@ -81,7 +80,7 @@ def track_with_empty_frames(model, inputs: str, video: str, every: int):
     extra = dict(nms95=VideoDetections(detection_file(osp.join(inputs, 'dets95'), video), sequence.length))
 
     def frames():
-        for frame in cached_frames(dets, video, sequence.length, sequence.frame_rate, extra=extra):
+        for frame in cached_frames(dets, video, sequence.source_frames(), sequence.frame_rate, extra=extra):
             if frame.frame_id % every == 0:
                 frame = TrackingFrame(FrameDetections(np.zeros((0, 4)), np.zeros(0), features=np.zeros((0, 16))),
                                       frame.frame_id, video, frame.frame_rate,

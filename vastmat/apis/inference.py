@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import os
 import os.path as osp
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 from mmengine.config import Config
 
-from vastmat.datasets.detections import VideoDetections, detection_file
+from vastmat.datasets.detections import VideoDetections, cached_frames
 from vastmat.datasets.formats import track_rows_to_results, write_results
 from vastmat.datasets.sequences import load_sequence, parse_split_name, select_videos
-from vastmat.structures.tracking import TrackingFrame
 
 
 # the repository's configs (a source checkout: the package is installed in editable mode)
@@ -70,19 +69,6 @@ def init_model(config: str | Config, checkpoint: str | None = None, device: str 
     return model.to(device).eval()
 
 
-def cached_frames(detections: VideoDetections, video_name: str, length: int, frame_rate: float | None = None,
-                  image_size: tuple[int, int] | None = None, stride: int = 1,
-                  extra: dict[str, VideoDetections] | None = None) -> Iterator[TrackingFrame]:
-    """The tracker inputs of a video's ``length`` (strided) frames, ids 1, 2, ..., from its cached detections
-    (keyed by the frame's number in the video's own files, ``1 + (frame_id - 1) * stride``) and named extra
-    detection sets (``extra``, e.g. TrackTrack's ``nms95``)."""
-    for frame_id in range(1, length + 1):
-        source = 1 + (frame_id - 1) * stride
-        yield TrackingFrame(detections.get(source), frame_id=frame_id, video_name=video_name, frame_rate=frame_rate,
-                            source_frame=source, image_size=image_size,
-                            extra_dets={name: d.get(source) for name, d in (extra or {}).items()})
-
-
 def video_list(data_root: str, split: str | None = None, videos: list[str] | None = None) -> list[str]:
     """The videos to track: ``videos`` if given, else those of ``split`` (``protocol1/test``), else all."""
     if videos:
@@ -103,17 +89,14 @@ def track_cached(model: Any, data_root: str, det_root: str, videos: list[str], s
     out = {}
     for name in videos:
         sequence = load_sequence(data_root, name, stride=stride, with_gt=False)
-        detections = VideoDetections(detection_file(det_root, name), sequence.source_length)
-        tracked = np.arange(1, sequence.source_length + 1, stride)
-        detections.check(tracked)
-        extra = {}
-        for set_name, root in (extra_det_roots or {}).items():
-            extra[set_name] = VideoDetections(detection_file(root, name), sequence.source_length)
-            extra[set_name].check(tracked)
+        tracked = sequence.source_frames()
+        detections = VideoDetections.for_video(det_root, name, sequence.source_length, tracked)
+        extra = {set_name: VideoDetections.for_video(root, name, sequence.source_length, tracked)
+                 for set_name, root in (extra_det_roots or {}).items()}
         size = (int(sequence.info['imHeight']), int(sequence.info['imWidth'])) \
             if sequence.info.get('imHeight') and sequence.info.get('imWidth') else None
-        out[name] = model.track_video(cached_frames(detections, name, sequence.length, sequence.frame_rate or None,
-                                                    size, stride, extra))
+        out[name] = model.track_video(cached_frames(detections, name, tracked.tolist(),
+                                                    sequence.frame_rate or None, size, extra))
         if progress is not None:
             progress(name)
     return out

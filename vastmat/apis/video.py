@@ -14,12 +14,12 @@ import torch
 from mmengine.config import Config
 from mmengine.logging import MMLogger, print_log
 
-from vastmat.datasets.detections import VideoDetections
+from vastmat.datasets.detections import VideoDetections, cached_frames
 from vastmat.datasets.formats import read_seqinfo
 from vastmat.engine.cli import UserInputError
 from vastmat.structures.tracking import TrackingFrame
 
-from .inference import cached_frames, init_model
+from .inference import init_model
 
 DEFAULT_FPS = 10  # VastMAT videos are sampled at 10 FPS (DESIGN.md section 3)
 IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png')
@@ -135,7 +135,8 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
 
 
 def _cached_inputs(frames: FrameSource, detections: VideoDetections, bar: Any) -> Iterator[TrackingFrame]:
-    for frame in cached_frames(detections, frames.name, frames.frame_count, frames.fps, frames.image_size):
+    for frame in cached_frames(detections, frames.name, range(1, frames.frame_count + 1), frames.fps,
+                               frames.image_size):
         yield frame
         bar.update()
 
@@ -146,7 +147,11 @@ def in_memory_pipeline(cfg: Config) -> Any:
     detection loaders are dropped; everything else (resize, pad, ``PackVastMATInputs``) is kept."""
     from mmcv.transforms import Compose
     pipeline = []
-    for transform in cfg.test_dataloader.dataset.pipeline:
+    config_pipeline = cfg.test_dataloader.dataset.pipeline
+    if any(t.get('type') == 'LoadVideoDetections' for t in config_pipeline):
+        # a cached-detections config packs whole videos; one frame given with its image packs as a frame config
+        config_pipeline = [dict(type='PackVastMATInputs')]
+    for transform in config_pipeline:
         transform = transform.copy()
         if transform.get('type') == 'TransformBroadcaster':
             inner = [dict(t, type='LoadImageFromNDArray') if t.get('type') == 'LoadImageFromFile' else t

@@ -5,8 +5,10 @@ from . import augmentation  # noqa: F401  (registers FairMOT's augmentations, Al
 from .frame_sampling import VastMATClipSample, VastMATRefFrameSample
 from .reid_crops import VastMATDetectionCrops, VastMATReIDDataset  # noqa: F401  (registers the datasets, transforms)
 from .trajectory_windows import TrajectoryWindowDataset  # noqa: F401  (registers the dataset)
-from .transforms import LoadTrackingDetections, LoadVastMATAnnotations, PackVastMATInputs
+from .transforms import (LoadTrackingDetections, LoadVastMATAnnotations, LoadVideoDetections, PackVastMATInputs,
+                         PackVideoTrackingInputs)
 from .vastmat_dataset import VastMATDataset
 
-__all__ = ['VastMATDataset', 'LoadVastMATAnnotations', 'LoadTrackingDetections', 'PackVastMATInputs',
+__all__ = ['VastMATDataset', 'LoadVastMATAnnotations', 'LoadTrackingDetections', 'LoadVideoDetections',
+           'PackVastMATInputs', 'PackVideoTrackingInputs',
            'VastMATClipSample', 'VastMATRefFrameSample']

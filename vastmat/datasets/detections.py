@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import os.path as osp
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from vastmat.structures.bbox import ltwh_to_xyxy
-from vastmat.structures.tracking import FrameDetections
+from vastmat.structures.tracking import FrameDetections, TrackingFrame
 
 from .formats import FormatError, read_detections
 
@@ -55,6 +56,14 @@ class VideoDetections:
                       for s, e in zip(starts, ends)}
         self.num_features = 0 if features is None else features.shape[1]
 
+    @classmethod
+    def for_video(cls, root: str, video: str, source_length: int, tracked_frames: Sequence[int]) -> 'VideoDetections':
+        """The detections of ``video`` in ``root`` (:func:`detection_file`), checked against the source frame
+        numbers the dataset tracks (:meth:`check`)."""
+        detections = cls(detection_file(root, video), source_length)
+        detections.check(np.asarray(tracked_frames, np.int64))
+        return detections
+
     def get(self, frame: int) -> FrameDetections:
         """The detections of a frame (x1 y1 x2 y2, scores, the det.txt columns after the tenth as features or None;
         empty where the file has none)."""
@@ -94,3 +103,16 @@ class VideoDetections:
                 f'dataset tracks frames {", ".join(map(str, tracked[:3].tolist()))}, ... of the video) and the file '
                 f'ends at frame {int(self.frames[-1])} <= {len(tracked)} tracked frames: it looks numbered 1, 2, '
                 '3, ... in the strided sequence; cached detections use the video\'s own frame numbers')
+
+
+def cached_frames(detections: VideoDetections, video_name: str, source_frames: Sequence[int],
+                  frame_rate: float | None = None, image_size: tuple[int, int] | None = None,
+                  extra: dict[str, VideoDetections] | None = None) -> Iterator[TrackingFrame]:
+    """The tracker inputs of a video from its cached detections: frame ids 1, 2, ... for the frames whose numbers
+    in the video's own files are ``source_frames`` (``1, 1 + s, 1 + 2s, ...`` at stride ``s``), with the named extra
+    detection sets ``extra`` (e.g. TrackTrack's ``nms95``)."""
+    for frame_id, source in enumerate(source_frames, start=1):
+        source = int(source)
+        yield TrackingFrame(detections.get(source), frame_id=frame_id, video_name=video_name, frame_rate=frame_rate,
+                            source_frame=source, image_size=image_size,
+                            extra_dets={name: d.get(source) for name, d in (extra or {}).items()})

@@ -45,6 +45,10 @@ class Sequence:
         """The number in the folder's own files (gt.txt, det.txt) of (strided) frame ``frame`` (1-based)."""
         return 1 + (frame - 1) * self.stride
 
+    def source_frames(self) -> np.ndarray:
+        """:meth:`source_frame` of every (strided) frame, in order."""
+        return 1 + np.arange(self.length, dtype=np.int64) * self.stride
+
     @property
     def frame_rate(self) -> float:
         return self.info.get('frameRate', 0)

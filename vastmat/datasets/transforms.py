@@ -1,5 +1,6 @@
 """Pipeline transforms of VastMAT: the instance fields of gt.txt (category, animal group), cached detections
-(MMTracking's ``LoadDetections`` idea) and the packing of both into mmdet's track data samples."""
+(MMTracking's ``LoadDetections`` idea) per frame or per whole video, and the packing of both into track data
+samples."""
 from __future__ import annotations
 
 from typing import Any
@@ -14,7 +15,7 @@ from mmengine.structures import InstanceData
 from vastmat.registry import TRANSFORMS
 from vastmat.structures.tracking import FrameDetections
 
-from .detections import VideoDetections, detection_file
+from .detections import VideoDetections, cached_frames
 
 # what VastMATDataset puts into each frame's data info beyond mmdet's keys, packed into the metainfo of each frame
 VASTMAT_META_KEYS = ('video_name', 'frame_rate', 'source_frame', 'source_length', 'frame_stride', 'video_dir')
@@ -58,9 +59,9 @@ class LoadTrackingDetections(BaseTransform):
         name = results['video_name']
         cached = self._cache.get(root)
         if cached is None or cached[0] != name:
-            detections = VideoDetections(detection_file(root, name), results['source_length'])
-            detections.check(np.arange(1, results['source_length'] + 1, results['frame_stride']))
-            self._cache[root] = cached = (name, detections)
+            tracked = np.arange(1, results['source_length'] + 1, results['frame_stride'])
+            self._cache[root] = cached = (name, VideoDetections.for_video(root, name, results['source_length'],
+                                                                          tracked))
         return cached[1]
 
     def transform(self, results: dict) -> dict:
@@ -78,6 +79,68 @@ class LoadTrackingDetections(BaseTransform):
 
     def __repr__(self) -> str:
         return f'{self.__class__.__name__}(det_root={self.det_root!r}, extra_det_roots={self.extra_det_roots})'
+
+
+# the video-level keys of a video item that PackVideoTrackingInputs puts into the metainfo
+VIDEO_META_KEYS = ('video_id', 'video_name', 'video_dir', 'frame_rate', 'source_length', 'frame_stride')
+
+
+@TRANSFORMS.register_module()
+class LoadVideoDetections(BaseTransform):
+    """A whole video's tracker inputs from its cached detections, each file read once (the video-level test path:
+    ``tools/test.py --det-root``, one item per video, ``DefaultSampler(shuffle=False)``).
+
+    Takes mmdet's video-level test item (a dict of per-frame lists) and adds ``tracking_frames``: one
+    :class:`~vastmat.structures.TrackingFrame` per frame (frame ids 1, 2, ...; detections keyed by ``source_frame``,
+    the frame's number in the video's own files; extra det.txt columns as features; ``image_size`` from seqinfo.ini)
+    and ``source_frames``. The checks are :class:`LoadTrackingDetections`'s.
+
+    Args:
+        det_root: folder of the main detections (``<video>.txt`` or ``<video>/det/det.txt``).
+        extra_det_roots: named extra detection sets, e.g. ``dict(nms95='dets_nms0.95/')`` (TrackTrack).
+    """
+
+    def __init__(self, det_root: str, extra_det_roots: dict[str, str] | None = None) -> None:
+        self.det_root, self.extra_det_roots = det_root, dict(extra_det_roots or {})
+
+    def transform(self, results: dict) -> dict:
+        missing = [k for k in ('video_name', 'source_frame', 'source_length', 'frame_stride') if k not in results]
+        if missing or not isinstance(results.get('source_frame'), list):
+            raise KeyError(f'LoadVideoDetections: needs a video-level test item of VastMATDataset (per-frame lists '
+                           f'of video_name, source_frame, source_length, frame_stride; missing: {missing}); one '
+                           'frame per item takes LoadTrackingDetections')
+        name, length = results['video_name'][0], int(results['source_length'][0])
+        source_frames = np.asarray(results['source_frame'], np.int64)
+        detections = VideoDetections.for_video(self.det_root, name, length, source_frames)
+        extra = {set_name: VideoDetections.for_video(root, name, length, source_frames)
+                 for set_name, root in self.extra_det_roots.items()}
+        height, width = (results.get('height') or [None])[0], (results.get('width') or [None])[0]
+        size = (int(height), int(width)) if height and width else None
+        results['source_frames'] = source_frames
+        results['tracking_frames'] = list(cached_frames(detections, name, source_frames.tolist(),
+                                                        results.get('frame_rate', [None])[0], size, extra))
+        return results
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}(det_root={self.det_root!r}, extra_det_roots={self.extra_det_roots})'
+
+
+@TRANSFORMS.register_module()
+class PackVideoTrackingInputs(BaseTransform):
+    """Packs a video item of :class:`LoadVideoDetections` as one :class:`VastMATTrackDataSample` without frames:
+    ``tracking_frames`` (the tracker inputs) and ``source_frames`` as data, the video's keys (``VIDEO_META_KEYS``
+    and ``video_length``, ``ori_video_length``) as metainfo. No ground truth is packed (the tracking metric reads
+    each video's gt.txt) and no per-frame data sample is built."""
+
+    def transform(self, results: dict) -> dict:
+        if 'tracking_frames' not in results:
+            raise KeyError('PackVideoTrackingInputs: no tracking_frames (put LoadVideoDetections before it)')
+        meta = {key: results[key][0] for key in VIDEO_META_KEYS if results.get(key)}
+        meta.update(video_length=len(results['tracking_frames']), ori_video_length=len(results['tracking_frames']))
+        sample = VastMATTrackDataSample(metainfo=meta)
+        sample.tracking_frames = results['tracking_frames']
+        sample.source_frames = results['source_frames']
+        return dict(data_samples=sample)
 
 
 def detections_to_instances(detections: FrameDetections) -> InstanceData:

@@ -35,6 +35,8 @@ class VastMATDataset(BaseVideoDataset):
             ``'global'``: the identities ``(video, gt.txt id)`` of the loaded videos are numbered 0..K-1 (videos in
             order, ids ascending) and ``metainfo['num_identities']`` is K: the identity classes of a joint
             detection-and-embedding model (FairMOT) trained on this split.
+        with_gt: False: gt.txt is not read and frames carry no ``instances`` (a test whose metric reads each
+            video's gt.txt itself: tracking on cached detections); training needs it.
 
     Each frame carries, besides mmdet's keys, ``video_dir`` (the video's folder), ``source_frame`` (its number in
     the folder's own gt.txt / det.txt, before ``stride``), ``source_length`` (the folder's seqLength) and
@@ -49,7 +51,7 @@ class VastMATDataset(BaseVideoDataset):
 
     def __init__(self, *args: Any, protocol: str | int | None = None, split: str | None = None,
                  videos: SequenceType[str] | None = None, stride: int = 1, load_as: str = 'video',
-                 img_dir: str = 'img1', instance_ids: str = 'video', **kwargs: Any) -> None:
+                 img_dir: str = 'img1', instance_ids: str = 'video', with_gt: bool = True, **kwargs: Any) -> None:
         if load_as not in LOAD_MODES:
             raise ValueError(f'VastMATDataset: load_as must be one of {LOAD_MODES}, got {load_as!r}')
         if instance_ids not in INSTANCE_ID_MODES:
@@ -60,6 +62,9 @@ class VastMATDataset(BaseVideoDataset):
             raise ValueError(f'VastMATDataset: stride must be >= 1, got {stride}')
         self.protocol, self.split, self.videos = protocol, split, list(videos) if videos is not None else None
         self.stride, self.load_as, self.img_dir, self.instance_ids = stride, load_as, img_dir, instance_ids
+        if not with_gt and not kwargs.get('test_mode', False):
+            raise ValueError('VastMATDataset: with_gt=False is for testing (test_mode=True); training reads gt.txt')
+        self.with_gt = with_gt
         kwargs.setdefault('ann_file', '')
         self._last_video: tuple[int, dict] | None = None
         super().__init__(*args, **kwargs)
@@ -71,7 +76,7 @@ class VastMATDataset(BaseVideoDataset):
         group_index = {g: i for i, g in enumerate(GROUPS)}
         videos, img_id, num_identities = [], 0, 0
         for video_id, name in enumerate(names):
-            sequence = load_sequence(root, name, stride=self.stride)
+            sequence = load_sequence(root, name, stride=self.stride, with_gt=self.with_gt)
             if sequence.gt is None and not self.test_mode:
                 raise FileNotFoundError(f'{sequence.directory}/gt/gt.txt: missing (needed for training)')
             info = dict(sequence.info)

@@ -115,11 +115,20 @@ def _evaluators(cfg_evaluator: Any) -> list:
     return list(cfg_evaluator) if isinstance(cfg_evaluator, (list, tuple)) else [cfg_evaluator]
 
 
-def cached_detections_pipeline(det_root: str) -> list[dict]:
-    """The test pipeline of a tracker on cached detections: no frame is loaded."""
-    return [dict(type='TransformBroadcaster', transforms=[
-                dict(type='LoadTrackAnnotations'), dict(type='LoadTrackingDetections', det_root=det_root)]),
-            dict(type='PackVastMATInputs')]
+# the transforms that read cached detections (a whole video at a time, or one frame)
+DETECTION_LOADERS = ('LoadVideoDetections', 'LoadTrackingDetections')
+
+
+def use_cached_detections(cfg: Config, det_root: str) -> None:
+    """Make a detector-in-the-loop config test on cached detections as configs/_base_/tracking_cached-dets.py
+    does: one whole video per item (``DefaultSampler``), its detections read once, no frame loaded, no ground truth
+    packed."""
+    loader = cfg.test_dataloader
+    loader.dataset.pipeline = [dict(type='LoadVideoDetections', det_root=det_root),
+                               dict(type='PackVideoTrackingInputs')]
+    loader.dataset.with_gt = False
+    loader.sampler = dict(type='DefaultSampler', shuffle=False, round_up=False)
+    loader.batch_size = 1
 
 
 def _transforms(pipeline: list) -> list[dict]:
@@ -151,15 +160,15 @@ def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
             raise ValueError(f"--det-root needs a tracking config whose model can track cached detections "
                              f"(model.type='TrackingByDetection', 'MOTIP'), not model.type={cfg.model.get('type')!r}")
         cfg.model.detector = None
-        loaders = [t for t in _transforms(dataset.get('pipeline', [])) if t.get('type') == 'LoadTrackingDetections']
+        loaders = [t for t in _transforms(dataset.get('pipeline', [])) if t.get('type') in DETECTION_LOADERS]
         if not loaders:  # a detector-in-the-loop config: its frames are not needed
-            dataset.pipeline = cached_detections_pipeline(args.det_root)
-            loaders = [t for t in _transforms(dataset.pipeline) if t.get('type') == 'LoadTrackingDetections']
+            use_cached_detections(cfg, args.det_root)
+            loaders = [t for t in _transforms(dataset.pipeline) if t.get('type') in DETECTION_LOADERS]
         for loader in loaders:
             loader['det_root'] = args.det_root
     extra_roots = getattr(args, 'extra_det_root', None) or []
     if extra_roots:
-        loaders = [t for t in _transforms(dataset.get('pipeline', [])) if t.get('type') == 'LoadTrackingDetections']
+        loaders = [t for t in _transforms(dataset.get('pipeline', [])) if t.get('type') in DETECTION_LOADERS]
         if not loaders:
             raise ValueError('--extra-det-root needs cached detections (--det-root or a cached-detections config)')
         for option in extra_roots:

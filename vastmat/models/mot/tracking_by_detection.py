@@ -225,10 +225,19 @@ class TrackingByDetection(BaseMOTModel):
         return self.finish_video(name)
 
     def predict(self, inputs: torch.Tensor | None, data_samples: list, rescale: bool = True, **kwargs: Any) -> list:
-        """Track the frames of one video clip (test: one frame per call; the tracker restarts at frame 0)."""
+        """Track the frames of one video clip (test: one frame per call; the tracker restarts at frame 0), or a
+        whole video of cached detections given as tracker inputs (``tracking_frames``, :class:`LoadVideoDetections`:
+        its final tracks become ``pred_video_tracks``, the inputs are dropped)."""
         if len(data_samples) != 1:
             raise ValueError('TrackingByDetection tracks one video at a time (test batch_size=1)')
         track_sample = data_samples[0]
+        if 'tracking_frames' in track_sample:
+            if self.detector is not None:
+                raise ValueError('TrackingByDetection: the pipeline loaded cached detections and the model has a '
+                                 'detector; drop one of them (tools/test.py --det-root drops the detector)')
+            track_sample.pred_video_tracks = self.track_video(track_sample.tracking_frames)
+            del track_sample.tracking_frames
+            return [track_sample]
         for frame_index in range(len(track_sample)):
             frame_sample = track_sample[frame_index]
             if frame_sample.frame_id == 0:
