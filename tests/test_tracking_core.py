@@ -52,25 +52,38 @@ def toy_data(tmp_path):
     return root, dets, extra
 
 
-def toy_config(tmp_path, det_root, extra_root, tracker='dict(type="ToyInputTracker")', extra_model=''):
-    path = tmp_path / 'toy_config.py'
+PIPELINES = dict(
+    # the cached-detections configs' own: one whole video per item, each file read once
+    video="""[dict(type='LoadVideoDetections', det_root='{det_root}', extra_det_roots=dict(nms95='{extra_root}')),
+              dict(type='PackVideoTrackingInputs')]""",
+    # one frame per item (the detector-in-the-loop layout), ground truth packed too
+    frame="""[dict(type='TransformBroadcaster', transforms=[
+                  dict(type='LoadTrackAnnotations'),
+                  dict(type='LoadTrackingDetections', det_root='{det_root}', extra_det_roots=dict(nms95='{extra_root}'))]),
+              dict(type='PackVastMATInputs')]""")
+
+
+def toy_config(tmp_path, det_root, extra_root, tracker='dict(type="ToyInputTracker")', extra_model='',
+               pipeline='video'):
+    path = tmp_path / f'toy_config_{pipeline}.py'
+    sampler = "dict(_delete_=True, type='TrackImgSampler')" if pipeline == 'frame' else "dict(type='DefaultSampler', shuffle=False)"
     path.write_text(f'''
 _base_ = ['{REPO}/configs/_base_/tracking_cached-dets.py']
 custom_imports = dict(imports=['toy_tracker'], allow_failed_imports=False)
 model = dict(tracker={tracker}{extra_model})
-test_dataloader = dict(dataset=dict(pipeline=[
-    dict(type='TransformBroadcaster', transforms=[
-        dict(type='LoadTrackAnnotations'),
-        dict(type='LoadTrackingDetections', det_root='{det_root}', extra_det_roots=dict(nms95='{extra_root}'))]),
-    dict(type='PackVastMATInputs')]))
+test_dataloader = dict(sampler={sampler}, dataset=dict(with_gt={pipeline == 'frame'}, pipeline={
+        PIPELINES[pipeline].format(det_root=det_root, extra_root=extra_root)}))
 ''')
     return str(path)
 
 
-def test_a_tracker_receives_features_image_size_and_an_extra_set_through_a_config_alone(tmp_path, toy_data):
+@pytest.mark.parametrize('pipeline', list(PIPELINES))
+def test_a_tracker_receives_features_image_size_and_an_extra_set_through_a_config_alone(tmp_path, toy_data,
+                                                                                         pipeline):
     root, dets, extra = toy_data
     ToyInputTracker.records.clear()
-    tool('tools/test.py', toy_config(tmp_path, dets, extra), '--data-root', root, '--work-dir', tmp_path / 'w')
+    tool('tools/test.py', toy_config(tmp_path, dets, extra, pipeline=pipeline), '--data-root', root, '--work-dir',
+         tmp_path / 'w')
     records = ToyInputTracker.records
     assert [r['frame_id'] for r in records] == list(range(1, LENGTH + 1))
     for r in records:
@@ -82,13 +95,14 @@ def test_a_tracker_receives_features_image_size_and_an_extra_set_through_a_confi
     assert len(results) == 2 * LENGTH
 
 
-def test_strided_tracking_pairs_each_frame_with_its_own_detections(tmp_path, toy_data):
+@pytest.mark.parametrize('pipeline', list(PIPELINES))
+def test_strided_tracking_pairs_each_frame_with_its_own_detections(tmp_path, toy_data, pipeline):
     """Tracked at stride 3, frame k of the strided sequence is frame 1 + 3 (k - 1) of the files: its cached
     detections are that frame's (they used to be the file's frame k)."""
     root, dets, extra = toy_data
     ToyInputTracker.records.clear()
-    tool('tools/test.py', toy_config(tmp_path, dets, extra), '--data-root', root, '--work-dir', tmp_path / 'w',
-         '--cfg-options', 'test_dataloader.dataset.stride=3')
+    tool('tools/test.py', toy_config(tmp_path, dets, extra, pipeline=pipeline), '--data-root', root, '--work-dir',
+         tmp_path / 'w', '--cfg-options', 'test_dataloader.dataset.stride=3')
     records = ToyInputTracker.records
     assert [r['frame_id'] for r in records] == list(range(1, 11))
     assert [r['source_frame'] for r in records] == list(range(1, LENGTH + 1, 3))
@@ -108,6 +122,34 @@ def test_missing_tracker_input_names_it_and_how_to_produce_it(tmp_path, toy_data
         frame.require('extra_dets.nms95')
     with pytest.raises(MissingTrackerInput, match=r"'features'.*model.reid"):
         frame.require('features')
+
+
+def test_no_data_sample_is_formatted_while_tracking(tmp_path, toy_data, monkeypatch):
+    """mmdet 3.3's ``TrackDataSample.video_data_samples`` setter formats its first frame (every tensor) on each
+    assignment, a stray f-string, at packing and at every device cast: neither test path (one video per item, one
+    frame per item with ground truth) may format a data sample; both write the same tracks."""
+    from mmdet.structures import DetDataSample, TrackDataSample
+    from mmengine.structures import BaseDataElement
+    formatted = []
+    original = BaseDataElement.__repr__
+
+    def counting_repr(self):
+        formatted.append(type(self).__name__)
+        return original(self)
+
+    monkeypatch.setattr(BaseDataElement, '__repr__', counting_repr)
+    f'{DetDataSample()}'
+    TrackDataSample().video_data_samples = [DetDataSample()]  # the defect, as mmdet 3.3 has it
+    assert formatted, 'the counter must see formatting'
+    formatted.clear()
+    root, dets, extra = toy_data
+    written = {}
+    for pipeline in PIPELINES:
+        tool('tools/test.py', toy_config(tmp_path, dets, extra, tracker='dict(type="BYTETracker")',
+                                         pipeline=pipeline), '--data-root', root, '--work-dir', tmp_path / pipeline)
+        written[pipeline] = (tmp_path / pipeline / 'results' / 'toy.txt').read_bytes()
+    assert formatted == []
+    assert written['video'] == written['frame'] and len(written['video'].splitlines()) == 2 * LENGTH
 
 
 # ---- cached detections against the video -----------------------------------------------------------------------

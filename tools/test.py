@@ -9,7 +9,8 @@ Detectors: ``--dump-dets DIR`` also writes DIR/<video>.txt (det.txt form), the c
 Trackers: ``--det-root DIR`` reads cached detections (DIR/<video>.txt or DIR/<video>/det/det.txt) and skips the
 detector (``--extra-det-root NAME=DIR`` adds a named extra set, e.g. TrackTrack's ``nms95``); ``--data-root DIR``
 tests on a VastMAT root or a plain MOTChallenge split folder (all its videos). The tracks are written to
-WORK_DIR/results/<video>.txt and, where ground truth exists, scored.
+WORK_DIR/results/<video>.txt as each video finishes and, where ground truth exists, scored in ``--workers``
+processes alongside the tracking.
 ReID configs: ``--det-root DIR --dump-feats OUT`` writes OUT/<video>.txt, the det.txt rows of DIR followed by each
 box's L2-normalised appearance feature. Configs that load frames: ``--dump-warps OUT`` writes OUT/<video>.txt, the
 ECC camera-motion warp of every frame (BoT-SORT / TrackTrack GMC format).
@@ -40,11 +41,15 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='tracking configs on cached detections: a named extra detection set, e.g. '
                         "TrackTrack's nms95=DIR (repeatable)")
     parser.add_argument('--data-root', metavar='DIR', help='test on this VastMAT root or MOTChallenge split folder')
+    parser.add_argument('--workers', type=int, metavar='N', help='tracking metrics: processes scoring each finished '
+                        "video while the next are tracked (default: the config's, 1); 0: after the last video")
     parser.add_argument('--dump-feats', metavar='DIR', help='ReID configs, with --det-root: write DIR/<video>.txt, '
                         'the det.txt rows followed by L2-normalised appearance features')
     parser.add_argument('--dump-warps', metavar='DIR', help='configs that load frames: write DIR/<video>.txt, the ECC '
                         'camera-motion warp of every frame (GMC format), instead of testing')
     args = parser.parse_args(argv)
+    if args.workers is not None and args.workers < 0:
+        parser.error(f'--workers must be >= 0, got {args.workers}')
     if args.dump_feats is not None and args.det_root is None:
         parser.error('--dump-feats needs --det-root (the detections to describe)')
     if args.dump_warps is not None and (args.det_root is not None or args.dump_feats is not None):

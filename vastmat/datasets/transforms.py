@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from mmcv.transforms import BaseTransform
+from mmcv.transforms import BaseTransform, to_tensor
 from mmdet.datasets.transforms import LoadTrackAnnotations, PackTrackInputs
 from mmdet.structures import DetDataSample, TrackDataSample
 from mmengine.structures import InstanceData
@@ -176,10 +176,16 @@ class VastMATTrackDataSample(TrackDataSample):
 
 @TRANSFORMS.register_module()
 class PackVastMATInputs(PackTrackInputs):
-    """mmdet's ``PackTrackInputs`` for VastMAT: also packs ``gt_categories`` / ``gt_groups`` into
-    ``gt_instances.categories`` / ``gt_instances.groups`` (and the ignored instances'), cached detections into each
-    frame's ``pred_instances`` (bboxes, scores, labels, features) and ``extra_det_instances`` (name ->
-    InstanceData), and VastMAT's frame keys (video name and rate, source frame, video folder) into the metainfo."""
+    """mmdet's ``PackTrackInputs`` for VastMAT, into a :class:`VastMATTrackDataSample`: the frames' images as
+    ``inputs`` ``(T, C, H, W)``; per frame a ``DetDataSample`` with ``gt_instances`` / ``ignored_instances`` (the
+    ``mapping_table`` keys, split by ``gt_ignore_flags``; VastMAT adds ``gt_categories`` / ``gt_groups`` as
+    ``categories`` / ``groups``), cached detections as ``pred_instances`` (bboxes, scores, labels, features) and
+    ``extra_det_instances`` (name -> InstanceData), and the metainfo (mmdet's keys plus VastMAT's video name and
+    rate, source frame, video folder); ``key_frames_inds`` / ``ref_frames_inds`` from ``key_frame_flags``.
+
+    The packing is written here rather than taken from ``PackTrackInputs.transform``: mmdet 3.3 assigns the frames
+    through ``TrackDataSample.video_data_samples``'s setter, whose stray f-string formats the first frame (every
+    tensor and the metainfo's ``instances``) on each call; the same fields, without that cost."""
 
     mapping_table = dict(PackTrackInputs.mapping_table, gt_categories='categories', gt_groups='groups')
 
@@ -188,13 +194,38 @@ class PackVastMATInputs(PackTrackInputs):
         super().__init__(meta_keys=tuple(dict.fromkeys(VASTMAT_META_KEYS + keys)), **kwargs)
 
     def transform(self, results: dict) -> dict:
-        packed = super().transform(results)
-        mmdet_sample = packed['data_samples']
-        packed['data_samples'] = VastMATTrackDataSample(metainfo=mmdet_sample.metainfo)
-        packed['data_samples'].video_data_samples = mmdet_sample.video_data_samples
-        if 'detections' in results:
-            for i, frame in enumerate(packed['data_samples'].video_data_samples):
+        if 'img_id' not in results:
+            raise KeyError("PackVastMATInputs: the results have no 'img_id' (one per frame)")
+        num_frames = len(results['img_id'])
+        inputs = {}
+        if 'img' in results:
+            inputs = to_tensor(np.stack(results['img'], axis=0).transpose(0, 3, 1, 2))
+        ignore_flags = results.get('gt_ignore_flags')
+        frames = []
+        for i in range(num_frames):
+            valid, ignored = InstanceData(), InstanceData()
+            if ignore_flags is not None:
+                keep, drop = np.flatnonzero(ignore_flags[i] == 0), np.flatnonzero(ignore_flags[i] == 1)
+            for key, name in self.mapping_table.items():
+                if key not in results:
+                    continue
+                value = results[key][i]
+                pack = (lambda v: v) if key == 'gt_masks' else to_tensor
+                if ignore_flags is None:
+                    valid[name] = pack(value)
+                else:
+                    valid[name], ignored[name] = pack(value[keep]), pack(value[drop])
+            frame = DetDataSample(metainfo={key: results[key][i] for key in self.meta_keys if key in results})
+            frame.gt_instances, frame.ignored_instances = valid, ignored
+            if 'detections' in results:
                 frame.pred_instances = detections_to_instances(results['detections'][i])
                 frame.extra_det_instances = {name: detections_to_instances(dets)
                                              for name, dets in results['extra_dets'][i].items()}
-        return packed
+            frames.append(frame)
+        sample = VastMATTrackDataSample()
+        sample.video_data_samples = frames
+        if 'key_frame_flags' in results:
+            flags = np.asarray(results['key_frame_flags'])
+            sample.set_metainfo(dict(key_frames_inds=np.flatnonzero(flags).tolist(),
+                                     ref_frames_inds=np.flatnonzero(~flags).tolist()))
+        return dict(inputs=inputs, data_samples=sample)

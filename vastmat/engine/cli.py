@@ -141,8 +141,9 @@ def _transforms(pipeline: list) -> list[dict]:
 
 
 def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
-    """``tools/test.py``'s ``--dump-dets``, ``--det-root``, ``--extra-det-root`` and ``--data-root``, applied to the
-    test part of a config; tracking results go to ``WORK_DIR/results`` unless the config names another folder."""
+    """``tools/test.py``'s ``--dump-dets``, ``--det-root``, ``--extra-det-root``, ``--data-root`` and ``--workers``,
+    applied to the test part of a config; tracking results go to ``WORK_DIR/results`` unless the config names another
+    folder."""
     from vastmat.datasets.sequences import is_vastmat_root
     dataset = cfg.test_dataloader.dataset
     if getattr(args, 'dump_dets', None):
@@ -182,8 +183,11 @@ def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
         if not is_vastmat_root(args.data_root):  # a MOTChallenge split folder: all of its videos
             dataset.protocol = dataset.split = None
     for metric in _evaluators(cfg.get('test_evaluator')):
-        if metric.get('type') == 'VastMATMetric' and not metric.get('outfile_dir'):
-            metric['outfile_dir'] = cfg.work_dir
+        if metric.get('type') == 'VastMATMetric':
+            if not metric.get('outfile_dir'):
+                metric['outfile_dir'] = cfg.work_dir
+            if getattr(args, 'workers', None) is not None:
+                metric['workers'] = args.workers
 
 
 _RUNNERS_BUILT = [0]
