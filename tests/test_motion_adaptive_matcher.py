@@ -91,6 +91,13 @@ def test_iou_weight_range_still_and_fast():
     np.testing.assert_array_equal(MotionAdaptiveCDA(a_still=1.0, a_fast=1.0)(TRACKS, DETS, **context).scores, iou)
     np.testing.assert_allclose(motion_adaptive_iou_weight(np.array([0.4, 0.0]), np.zeros(2), 0.05, 0.25, 2.0,
                                                           a_still=0.8, a_fast=0.2), [0.2, 0.8], atol=1e-12)
+    # crowd_full None (a config's way of writing inf): crowding ignored, a = a_still - (a_still - a_fast) fast
+    ignoring = MotionAdaptiveCDA(**dict(HAND, crowd_full=None))
+    np.testing.assert_allclose(ignoring.iou_weights(g, **context), [0.5, 0.0, 1.0], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(ignoring(TRACKS, DETS, **context).scores,
+                                  MotionAdaptiveCDA(**dict(HAND, crowd_full=math.inf))(TRACKS, DETS, **context).scores)
+    as_lists = dict(context, track_displacement=list(DISPLACEMENT), track_position_std=list(POSITION_STD))
+    np.testing.assert_array_equal(ignoring(TRACKS, DETS, **as_lists).scores, ignoring(TRACKS, DETS, **context).scores)
     with pytest.raises(ValueError, match='a_fast <= a_still'):
         MotionAdaptiveCDA(a_still=0.2, a_fast=0.5)
 

@@ -11,7 +11,6 @@ tracking_pipeline = [
             dict(type='LoadImageFromFile'),
             dict(type='Resize', scale=img_scale, keep_ratio=True),
             dict(type='Pad', pad_to_square=True, pad_val=dict(img=(114.0, 114.0, 114.0))),
-            dict(type='LoadTrackAnnotations'),
         ]),
     dict(type='PackVastMATInputs')
 ]

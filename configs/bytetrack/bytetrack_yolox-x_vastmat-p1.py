@@ -37,7 +37,6 @@ tracking_pipeline = [
             dict(type='LoadImageFromFile', backend_args=_base_.backend_args),
             dict(type='Resize', scale=_base_.img_scale, keep_ratio=True),
             dict(type='Pad', size_divisor=32, pad_val=dict(img=(114.0, 114.0, 114.0))),
-            dict(type='LoadTrackAnnotations'),
         ]),
     dict(type='PackVastMATInputs')
 ]
@@ -55,6 +54,7 @@ test_dataloader = dict(
         split='test',
         load_as='video',
         test_mode=True,
+        with_gt=False,  # the tracking metric reads each video's gt.txt
         pipeline=tracking_pipeline))
 val_dataloader = test_dataloader
 test_evaluator = dict(_delete_=True, type='VastMATMetric', preset='vastmat')

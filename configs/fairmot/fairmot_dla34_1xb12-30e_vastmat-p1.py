@@ -79,7 +79,6 @@ test_pipeline = [
             dict(type='LoadImageFromFile'),
             dict(type='FixShapeResize', width=img_scale[0], height=img_scale[1], keep_ratio=True,
                  pad_val=dict(img=127.5), interpolation='area'),
-            dict(type='LoadTrackAnnotations'),
         ]),
     dict(type='PackVastMATInputs')
 ]

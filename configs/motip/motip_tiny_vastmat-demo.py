@@ -70,7 +70,6 @@ test_pipeline = [
         transforms=[
             dict(type='LoadImageFromFile'),
             dict(type='Resize', scale=test_scale, keep_ratio=True),
-            dict(type='LoadTrackAnnotations')
         ]),
     dict(type='PackVastMATInputs')
 ]

@@ -54,7 +54,6 @@ test_pipeline = [
         transforms=[
             dict(type='LoadImageFromFile'),
             dict(type='Resize', scale=img_scale, keep_ratio=True),
-            dict(type='LoadTrackAnnotations')
         ]),
     dict(type='PackVastMATInputs')
 ]

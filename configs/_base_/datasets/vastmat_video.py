@@ -32,6 +32,7 @@ test_dataloader = dict(
         split='test',
         load_as='video',
         test_mode=True,
+        with_gt=False,  # test items carry no ground truth: the tracking metric reads each video's gt.txt
         pipeline=[]))
 test_evaluator = dict(type='VastMATMetric', preset='vastmat')
 test_cfg = dict(type='TestLoop')

@@ -97,7 +97,7 @@ class MotionAdaptiveCDA(BaseMatcher):
         crowd_radius: a detection is near a track when its centre distance is below ``crowd_radius`` times the
             mean of the two boxes' diagonals (whatever ``center_denominator``). Default 2.
         crowd_full: number of other detections near a track from which it is fully crowded (``a_still`` whatever
-            its motion); 0: every track is crowded, ``inf``: crowding is ignored. Default 4.
+            its motion); 0: every track is crowded, None (or ``inf``): crowding is ignored. Default 4.
         n_full: optional frame term (None: off): a frame with ``num_high_conf >= n_full`` high-confidence detections
             makes every track crowded, fewer make them crowded by ``N / n_full`` at least (adaptive CDA's signal, more
             IoU in dense frames, as a floor of the local crowding).
@@ -115,7 +115,7 @@ class MotionAdaptiveCDA(BaseMatcher):
     context_keys = TRACK_CONTEXT_KEYS
 
     def __init__(self, r_low: float = 0.02, r_high: float = 0.25, crowd_radius: float = 2.0,
-                 crowd_full: float = 4.0, n_full: float | None = None, a_still: float = 1.0, a_fast: float = 0.5,
+                 crowd_full: float | None = 4.0, n_full: float | None = None, a_still: float = 1.0, a_fast: float = 0.5,
                  fallback: dict | CDA | None = dict(type='CDA', mode='forward'), center_denominator: str = 'mean',
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -125,9 +125,10 @@ class MotionAdaptiveCDA(BaseMatcher):
                              f'r_high={r_high}')
         if not crowd_radius > 0:
             raise ValueError(f'{name}: crowd_radius must be > 0, got {crowd_radius}')
+        crowd_full = math.inf if crowd_full is None else crowd_full
         if not crowd_full >= 0:
-            raise ValueError(f'{name}: crowd_full must be >= 0 (0: every track crowded, inf: crowding ignored), got '
-                             f'{crowd_full}')
+            raise ValueError(f'{name}: crowd_full must be >= 0 (0: every track crowded, None: crowding ignored), '
+                             f'got {crowd_full}')
         if n_full is not None and not n_full > 0:
             raise ValueError(f'{name}: n_full must be > 0 or None (no frame term), got {n_full}')
         if not 0.0 <= a_fast <= a_still <= 1.0:
@@ -208,7 +209,7 @@ class MotionAdaptiveCDA(BaseMatcher):
         fallback CDA's frame weight, or without a fallback count as fast."""
         if unknown is not None:
             fast = np.where(unknown, 1.0, fast)
-        if self.crowd_full == 0:
+        if self.crowd_full == 0 or self.crowd_full == math.inf:
             near = fast  # (not read)
         else:
             if self.center_denominator != 'mean':  # "near" is always in mean diagonals of the pair
@@ -248,8 +249,12 @@ class MotionAdaptiveCDA(BaseMatcher):
                 return g.iou  # every track still (the common case at high frame rates), or r_high inf
             if top == top:  # (NaN: a track without motion, the general path)
                 ratio = center_ratio(g, 'mean')
-                weights = np.interp(np.add.reduce(ratio < self.crowd_radius, axis=1), self._near_knots, _RAMP_DOWN)
-                weights *= fast
+                if self.crowd_full == math.inf:  # crowding ignored
+                    weights = fast
+                else:
+                    weights = np.interp(np.add.reduce(ratio < self.crowd_radius, axis=1), self._near_knots,
+                                        _RAMP_DOWN)
+                    weights *= fast
                 return self._mix(g, ratio, self._scaled(weights))
         fast, top = self._fastness(g, track_displacement, track_position_std)
         unknown = None
