@@ -69,9 +69,11 @@ class Timers:
         self.first_item: float | None = None
         self.rss_at_first_item: float | None = None
         self._depth = 0
+        self._originals: list[tuple[Any, str, Any]] = []
 
     def wrap(self, owner: Any, name: str, part: str) -> None:
         original = getattr(owner, name)
+        self._originals.append((owner, name, owner.__dict__.get(name) if isinstance(owner, type) else original))
 
         @functools.wraps(original)
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -88,6 +90,15 @@ class Timers:
                 self.seconds[part] += time.perf_counter() - start
                 self._depth -= 1
         setattr(owner, name, timed)
+
+    def restore(self) -> None:
+        """Undo every :meth:`wrap` (an inherited method becomes inherited again)."""
+        for owner, name, original in reversed(self._originals):
+            if original is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+        self._originals.clear()
 
 
 def load_tool(script: str) -> Any:
@@ -153,15 +164,18 @@ def main(argv: list[str] | None = None) -> dict:
 
     start_age = process_age() - (time.perf_counter() - SCRIPT_START)  # the interpreter's start before this script
     timers = Timers()
-    instrument(timers, args.config)
-    test_tool = load_tool('tools/test.py')
-    with tempfile.TemporaryDirectory() as tmp:
-        test_args = [args.config, '--data-root', args.data_root, '--det-root', args.det_root,
-                     '--work-dir', args.work_dir or tmp]
-        if args.workers is not None:
-            test_args += ['--workers', str(args.workers)]
-        metrics = test_tool.main(test_args)
-        end = time.perf_counter()
+    try:
+        instrument(timers, args.config)
+        test_tool = load_tool('tools/test.py')
+        with tempfile.TemporaryDirectory() as tmp:
+            test_args = [args.config, '--data-root', args.data_root, '--det-root', args.det_root,
+                         '--work-dir', args.work_dir or tmp]
+            if args.workers is not None:
+                test_args += ['--workers', str(args.workers)]
+            metrics = test_tool.main(test_args)
+            end = time.perf_counter()
+    finally:
+        timers.restore()
     peak_end = peak_rss_mb()
     children_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     if timers.first_item is None:
