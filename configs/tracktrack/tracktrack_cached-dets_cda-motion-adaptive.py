@@ -2,10 +2,11 @@
 # (per-track IoU / centre weights; the appearance, confidence and direction terms, penalties and the gate unchanged).
 _base_ = ['./tracktrack_cached-dets.py', '../matchers/cda_motion_adaptive.py']
 
-# TrackTrack's own defaults, chosen as the fragment's (same selection half and criterion; a 32-point grid over
-# a_still, a_fast, r_low, r_high, crowd_full): its TPA scores and thresholds favour the centre term on every track
-# (CDA fixed beats IoU even at 10 FPS), so a still or crowded track keeps 3/4 of it (a_still 0.25).
+# TrackTrack's own defaults, chosen as the fragment's (same selection half, rows and criterion; 32 + 36 grid points
+# over a_still, a_fast, r_low, r_high, crowd_full, crowd_radius): its TPA scores and thresholds favour the centre term
+# on every track (CDA fixed beats IoU even at 10 FPS), so a still or crowded track keeps 3/4 of it (a_still 0.25) and
+# an isolated one (no other detection within one mean diagonal) that moves at all gets the centre term alone.
 model = dict(
     tracker=dict(
-        matcher=dict(_delete_=True, **dict(_base_.matcher, r_low=0.0, r_high=0.15, crowd_full=8.0, a_still=0.25,
-                                           a_fast=0.0))))
+        matcher=dict(_delete_=True, **dict(_base_.matcher, r_low=0.0, r_high=0.005, crowd_radius=1.0, crowd_full=1.0,
+                                           a_still=0.25, a_fast=0.0))))

@@ -91,11 +91,11 @@ class MotionAdaptiveCDA(BaseMatcher):
 
     Args:
         r_low: motion ratio (displacement or position std per frame over the track box's diagonal) up to which a
-            track counts as still (``fast = 0``). Default 0.02.
+            track counts as still (``fast = 0``). Default 0.
         r_high: motion ratio from which a track counts as fast (``fast = 1``); must exceed ``r_low`` and may be
-            ``inf`` (no track is ever fast: every track gets ``a_still``). Default 0.25.
+            ``inf`` (no track is ever fast: every track gets ``a_still``). Default 0.05.
         crowd_radius: a detection is near a track when its centre distance is below ``crowd_radius`` times the
-            mean of the two boxes' diagonals (whatever ``center_denominator``). Default 2.
+            mean of the two boxes' diagonals (whatever ``center_denominator``). Default 1.
         crowd_full: number of other detections near a track from which it is fully crowded (``a_still`` whatever
             its motion); 0: every track is crowded, None (or ``inf``): crowding is ignored. Default 4.
         n_full: optional frame term (None: off): a frame with ``num_high_conf >= n_full`` high-confidence detections
@@ -103,7 +103,7 @@ class MotionAdaptiveCDA(BaseMatcher):
             IoU in dense frames, as a floor of the local crowding).
         a_still: IoU weight of a still or crowded track (1: IoU; below 1 every track keeps ``1 - a_still`` of the
             centre term). Default 1.
-        a_fast: IoU weight of a fast isolated track (0: CenterSim); ``0 <= a_fast <= a_still <= 1``. Default 0.5.
+        a_fast: IoU weight of a fast isolated track (0: CenterSim); ``0 <= a_fast <= a_still <= 1``. Default 0.25.
         fallback: the CDA config (or object) whose frame weight ``alpha(num_high_conf)`` goes to tracks without
             motion, and whose scores are the call's when no track has any; default adaptive CDA (forward, the paper's
             schedule). It takes this matcher's ``center_denominator``; its ``plus_one`` and gate are this matcher's.
@@ -114,8 +114,8 @@ class MotionAdaptiveCDA(BaseMatcher):
 
     context_keys = TRACK_CONTEXT_KEYS
 
-    def __init__(self, r_low: float = 0.02, r_high: float = 0.25, crowd_radius: float = 2.0,
-                 crowd_full: float | None = 4.0, n_full: float | None = None, a_still: float = 1.0, a_fast: float = 0.5,
+    def __init__(self, r_low: float = 0.0, r_high: float = 0.05, crowd_radius: float = 1.0,
+                 crowd_full: float | None = 4.0, n_full: float | None = None, a_still: float = 1.0, a_fast: float = 0.25,
                  fallback: dict | CDA | None = dict(type='CDA', mode='forward'), center_denominator: str = 'mean',
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
