@@ -98,6 +98,13 @@ def test_iou_weight_range_still_and_fast():
                                   MotionAdaptiveCDA(**dict(HAND, crowd_full=math.inf))(TRACKS, DETS, **context).scores)
     as_lists = dict(context, track_displacement=list(DISPLACEMENT), track_position_std=list(POSITION_STD))
     np.testing.assert_array_equal(ignoring(TRACKS, DETS, **as_lists).scores, ignoring(TRACKS, DETS, **context).scores)
+    # a_fast None: a fast isolated track gets the fallback CDA's frame weight alpha(N) (forward: 0.5 + 0.05 (7 - 10))
+    framed = MotionAdaptiveCDA(**dict(HAND, a_fast=None))
+    np.testing.assert_allclose(framed.iou_weights(g, **context), 1 - 0.65 * (1 - HAND_A), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(framed(TRACKS, DETS, **context).scores[1], 0.35 * iou[1] + 0.65 * center[1], rtol=0,
+                               atol=1e-12)
+    with pytest.raises(ValueError, match='a_fast=None'):
+        MotionAdaptiveCDA(a_fast=None, fallback=None)
     with pytest.raises(ValueError, match='a_fast <= a_still'):
         MotionAdaptiveCDA(a_still=0.2, a_fast=0.5)
 

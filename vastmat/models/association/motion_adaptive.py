@@ -103,7 +103,9 @@ class MotionAdaptiveCDA(BaseMatcher):
             IoU in dense frames, as a floor of the local crowding).
         a_still: IoU weight of a still or crowded track (1: IoU; below 1 every track keeps ``1 - a_still`` of the
             centre term). Default 1.
-        a_fast: IoU weight of a fast isolated track (0: CenterSim); ``0 <= a_fast <= a_still <= 1``. Default 0.25.
+        a_fast: IoU weight of a fast isolated track (0: CenterSim); ``0 <= a_fast <= a_still <= 1``; None: the
+            fallback CDA's frame weight ``alpha(num_high_conf)`` (at most ``a_still``), adaptive CDA's rule for the
+            isolated moving tracks. Default 0.25.
         fallback: the CDA config (or object) whose frame weight ``alpha(num_high_conf)`` goes to tracks without
             motion, and whose scores are the call's when no track has any; default adaptive CDA (forward, the paper's
             schedule). It takes this matcher's ``center_denominator``; its ``plus_one`` and gate are this matcher's.
@@ -115,7 +117,8 @@ class MotionAdaptiveCDA(BaseMatcher):
     context_keys = TRACK_CONTEXT_KEYS
 
     def __init__(self, r_low: float = 0.0, r_high: float = 0.05, crowd_radius: float = 1.0,
-                 crowd_full: float | None = 4.0, n_full: float | None = None, a_still: float = 1.0, a_fast: float = 0.25,
+                 crowd_full: float | None = 4.0, n_full: float | None = None, a_still: float = 1.0,
+                 a_fast: float | None = 0.25,
                  fallback: dict | CDA | None = dict(type='CDA', mode='forward'), center_denominator: str = 'mean',
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -131,7 +134,9 @@ class MotionAdaptiveCDA(BaseMatcher):
                              f'got {crowd_full}')
         if n_full is not None and not n_full > 0:
             raise ValueError(f'{name}: n_full must be > 0 or None (no frame term), got {n_full}')
-        if not 0.0 <= a_fast <= a_still <= 1.0:
+        if a_fast is None and not isinstance(fallback, (dict, CDA)):
+            raise ValueError(f'{name}: a_fast=None takes the fallback CDA\'s frame weight alpha(N); give a fallback')
+        if not 0.0 <= (0.0 if a_fast is None else a_fast) <= a_still <= 1.0:
             raise ValueError(f'{name}: need 0 <= a_fast <= a_still <= 1 (IoU weights of a fast isolated and of a '
                              f'still or crowded track), got a_fast={a_fast}, a_still={a_still}')
         if center_denominator not in CENTER_DENOMINATORS:
@@ -140,7 +145,7 @@ class MotionAdaptiveCDA(BaseMatcher):
         self.r_low, self.r_high = float(r_low), float(r_high)
         self.crowd_radius, self.crowd_full = float(crowd_radius), float(crowd_full)
         self.n_full, self.center_denominator = n_full, center_denominator
-        self.a_still, self.a_fast = float(a_still), float(a_fast)
+        self.a_still, self.a_fast = float(a_still), None if a_fast is None else float(a_fast)
         self._r_knots = np.array([self.r_low, self.r_high])
         # "near" counts include the track's own detection: crowd = near - 1 -> the ramp starts at near = 1
         self._near_knots = None if self.crowd_full == 0 else np.array([1.0, 1.0 + self.crowd_full])
@@ -218,7 +223,7 @@ class MotionAdaptiveCDA(BaseMatcher):
             near = np.add.reduce(near, axis=1) if isinstance(near, np.ndarray) else near.sum(1).cpu().numpy()
         weights = _freedom(near, self.crowd_full, self.frame_crowded(num_high_conf), offset=1.0)
         weights *= fast
-        weights = self._scaled(weights)
+        weights = self._scaled(weights, num_high_conf)
         if unknown is not None and self.fallback is not None:
             weights[unknown] = 1.0 - self.fallback.alpha_for(num_high_conf)
         return weights
@@ -255,7 +260,7 @@ class MotionAdaptiveCDA(BaseMatcher):
                     weights = np.interp(np.add.reduce(ratio < self.crowd_radius, axis=1), self._near_knots,
                                         _RAMP_DOWN)
                     weights *= fast
-                return self._mix(g, ratio, self._scaled(weights))
+                return self._mix(g, ratio, self._scaled(weights, num_high_conf))
         fast, top = self._fastness(g, track_displacement, track_position_std)
         unknown = None
         if top == top:  # every track has motion
@@ -269,11 +274,12 @@ class MotionAdaptiveCDA(BaseMatcher):
         ratio = center_ratio(g, self.center_denominator)
         return self._mix(g, ratio, self._center_weights(g, ratio, fast, num_high_conf, unknown))
 
-    def _scaled(self, moving: np.ndarray) -> np.ndarray:
+    def _scaled(self, moving: np.ndarray, num_high_conf: int | None) -> np.ndarray:
         """The centre weights ``1 - a = (1 - a_still) + (a_still - a_fast) m`` from ``m = fast (1 - crowded)`` (in
-        place; with the default range ``m`` itself)."""
-        if self.a_still != 1.0 or self.a_fast != 0.0:
-            moving *= self.a_still - self.a_fast
+        place; with the range 1 .. 0 ``m`` itself); ``a_fast`` None: the fallback's ``alpha(N)``, at most a_still."""
+        a_fast = self.a_fast if self.a_fast is not None else min(self.fallback.alpha_for(num_high_conf), self.a_still)
+        if self.a_still != 1.0 or a_fast != 0.0:
+            moving *= self.a_still - a_fast
             moving += 1.0 - self.a_still
         return moving
 
