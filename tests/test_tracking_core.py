@@ -112,6 +112,23 @@ def test_strided_tracking_pairs_each_frame_with_its_own_detections(tmp_path, toy
         np.testing.assert_allclose(r['bboxes'][0, :2], ltwh(r['source_frame'], 0)[:2])
 
 
+def test_a_video_without_frames_is_refused_and_one_without_detections_is_tracked_empty(tmp_path, toy_data):
+    root, dets, extra = toy_data
+    write_seqinfo(osp.join(root, 'nothing', 'seqinfo.ini'), dict(name='nothing', imDir='img1', frameRate=30,
+                                                                 seqLength=0, imWidth=WIDTH, imHeight=HEIGHT,
+                                                                 imExt='.jpg'))
+    config = toy_config(tmp_path, dets, extra, tracker='dict(type="BYTETracker")')
+    with pytest.raises(ValueError, match=r'nothing/seqinfo.ini: seqLength is 0'):
+        tool('tools/test.py', config, '--data-root', root, '--work-dir', tmp_path / 'w0')
+    import shutil
+    shutil.rmtree(osp.join(root, 'nothing'))
+    for det_root in (dets, extra):
+        with open(osp.join(det_root, 'toy.txt'), 'w'):
+            pass  # no detection at all
+    tool('tools/test.py', config, '--data-root', root, '--work-dir', tmp_path / 'w1')
+    assert (tmp_path / 'w1' / 'results' / 'toy.txt').read_text() == ''
+
+
 def test_missing_tracker_input_names_it_and_how_to_produce_it(tmp_path, toy_data):
     root, dets, extra = toy_data
     config = toy_config(tmp_path, dets, extra, tracker='dict(type="ToyInputTracker", required=("image",))')

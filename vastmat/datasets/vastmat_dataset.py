@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import os.path as osp
 from typing import Any, Sequence as SequenceType
 
 import numpy as np
@@ -77,6 +78,9 @@ class VastMATDataset(BaseVideoDataset):
         videos, img_id, num_identities = [], 0, 0
         for video_id, name in enumerate(names):
             sequence = load_sequence(root, name, stride=self.stride, with_gt=self.with_gt)
+            if self.test_mode and sequence.length == 0:  # it would have no test item: dropped without a word
+                raise ValueError(f'{osp.join(sequence.directory, "seqinfo.ini")}: seqLength is 0, the video has no '
+                                 'frames to test; remove it from the split or the folder')
             if sequence.gt is None and not self.test_mode:
                 raise FileNotFoundError(f'{sequence.directory}/gt/gt.txt: missing (needed for training)')
             info = dict(sequence.info)
