@@ -251,7 +251,7 @@ def _at10_frames(video, num_frames, features=0):
     from vastmat.datasets.sequences import load_sequence
     sequence = load_sequence(osp.join(AT10, 'gt'), video, with_gt=False)
     dets = VideoDetections(detection_file(osp.join(AT10, 'dets'), video), sequence.length)
-    size = (int(sequence.info['imHeight']), int(sequence.info['imWidth']))
+    size = sequence.image_size
     rng = np.random.default_rng(0)
     frames = []
     for f in range(1, num_frames + 1):

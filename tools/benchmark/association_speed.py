@@ -54,9 +54,8 @@ def load_videos(data_root: str, det_root: str | None, limit: int | None) -> list
         sequence = load_sequence(data_root, name, with_gt=False)
         dets = VideoDetections(detection_file(det_root or data_root, name), sequence.length)
         frames = [(d.bboxes, d.scores) for d in map(dets.get, range(1, sequence.length + 1))]
-        size = (int(sequence.info['imHeight']), int(sequence.info['imWidth'])) \
-            if sequence.info.get('imHeight') and sequence.info.get('imWidth') else None
-        videos.append(dict(name=name, frame_rate=float(sequence.frame_rate or 30), image_size=size, frames=frames))
+        videos.append(dict(name=name, frame_rate=float(sequence.frame_rate or 30), image_size=sequence.image_size,
+                           frames=frames))
     return videos
 
 

@@ -111,18 +111,9 @@ def load_tool(script: str) -> Any:
 def tracker_alone(config: str, data_root: str, det_root: str, repeats: int) -> tuple[float, int]:
     """The config's tracker on the same detections, ``tracker.update`` alone: (best seconds, frames)."""
     from vastmat.apis import init_model, video_list
-    from vastmat.datasets.detections import VideoDetections, cached_frames
-    from vastmat.datasets.sequences import load_sequence
-    model = init_model(config, detector=False)
-    tracker = model.tracker
-    prepared = []
-    for name in video_list(data_root):
-        sequence = load_sequence(data_root, name, with_gt=False)
-        tracked = sequence.source_frames()
-        detections = VideoDetections.for_video(det_root, name, sequence.source_length, tracked)
-        size = (int(sequence.info['imHeight']), int(sequence.info['imWidth'])) \
-            if sequence.info.get('imHeight') and sequence.info.get('imWidth') else None
-        prepared.append(list(cached_frames(detections, name, tracked.tolist(), sequence.frame_rate or None, size)))
+    from vastmat.apis.inference import cached_video_frames
+    tracker = init_model(config, detector=False).tracker
+    prepared = [list(cached_video_frames(data_root, det_root, name)) for name in video_list(data_root)]
     best = float('inf')
     for _ in range(repeats):
         start = time.perf_counter()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import os.path as osp
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 from mmengine.config import Config
@@ -16,6 +16,7 @@ from mmengine.config import Config
 from vastmat.datasets.detections import VideoDetections, cached_frames
 from vastmat.datasets.formats import track_rows_to_results, write_results
 from vastmat.datasets.sequences import load_sequence, parse_split_name, select_videos
+from vastmat.structures.tracking import TrackingFrame
 
 
 # the repository's configs (a source checkout: the package is installed in editable mode)
@@ -77,6 +78,19 @@ def video_list(data_root: str, split: str | None = None, videos: list[str] | Non
     return select_videos(data_root, protocol, part)
 
 
+def cached_video_frames(data_root: str, det_root: str, name: str, stride: int = 1,
+                        extra_det_roots: dict[str, str] | None = None) -> Iterator[TrackingFrame]:
+    """The tracker inputs of video ``name`` of ``data_root`` (at ``stride``) from its cached detections in
+    ``det_root`` and the named extra sets ``extra_det_roots``, each file read and checked once."""
+    sequence = load_sequence(data_root, name, stride=stride, with_gt=False)
+    tracked = sequence.source_frames()
+    detections = VideoDetections.for_video(det_root, name, sequence.source_length, tracked)
+    extra = {set_name: VideoDetections.for_video(root, name, sequence.source_length, tracked)
+             for set_name, root in (extra_det_roots or {}).items()}
+    return cached_frames(detections, name, tracked.tolist(), sequence.frame_rate or None, sequence.image_size,
+                         extra)
+
+
 def track_cached(model: Any, data_root: str, det_root: str, videos: list[str], stride: int = 1,
                  progress: Any = None, extra_det_roots: dict[str, str] | None = None) -> dict[str, np.ndarray]:
     """Track every video of ``videos`` on cached detections; ``{video: rows frame, id, x1, y1, x2, y2, score}``.
@@ -88,15 +102,7 @@ def track_cached(model: Any, data_root: str, det_root: str, videos: list[str], s
     """
     out = {}
     for name in videos:
-        sequence = load_sequence(data_root, name, stride=stride, with_gt=False)
-        tracked = sequence.source_frames()
-        detections = VideoDetections.for_video(det_root, name, sequence.source_length, tracked)
-        extra = {set_name: VideoDetections.for_video(root, name, sequence.source_length, tracked)
-                 for set_name, root in (extra_det_roots or {}).items()}
-        size = (int(sequence.info['imHeight']), int(sequence.info['imWidth'])) \
-            if sequence.info.get('imHeight') and sequence.info.get('imWidth') else None
-        out[name] = model.track_video(cached_frames(detections, name, tracked.tolist(),
-                                                    sequence.frame_rate or None, size, extra))
+        out[name] = model.track_video(cached_video_frames(data_root, det_root, name, stride, extra_det_roots))
         if progress is not None:
             progress(name)
     return out

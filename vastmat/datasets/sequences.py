@@ -50,6 +50,13 @@ class Sequence:
         return 1 + np.arange(self.length, dtype=np.int64) * self.stride
 
     @property
+    def image_size(self) -> tuple[int, int] | None:
+        """``(height, width)`` from seqinfo.ini, or None when it gives no size."""
+        if self.info.get('imHeight') and self.info.get('imWidth'):
+            return int(self.info['imHeight']), int(self.info['imWidth'])
+        return None
+
+    @property
     def frame_rate(self) -> float:
         return self.info.get('frameRate', 0)
 

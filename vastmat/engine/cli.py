@@ -131,6 +131,11 @@ def use_cached_detections(cfg: Config, det_root: str) -> None:
     loader.batch_size = 1
 
 
+def _detection_loaders(pipeline: list) -> list[dict]:
+    """The transforms of a pipeline (nested ones included) that read cached detections."""
+    return [t for t in _transforms(pipeline) if t.get('type') in DETECTION_LOADERS]
+
+
 def _transforms(pipeline: list) -> list[dict]:
     """The transforms of a pipeline, those nested in ``TransformBroadcaster`` included."""
     found = []
@@ -161,15 +166,15 @@ def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
             raise ValueError(f"--det-root needs a tracking config whose model can track cached detections "
                              f"(model.type='TrackingByDetection', 'MOTIP'), not model.type={cfg.model.get('type')!r}")
         cfg.model.detector = None
-        loaders = [t for t in _transforms(dataset.get('pipeline', [])) if t.get('type') in DETECTION_LOADERS]
+        loaders = _detection_loaders(dataset.get('pipeline', []))
         if not loaders:  # a detector-in-the-loop config: its frames are not needed
             use_cached_detections(cfg, args.det_root)
-            loaders = [t for t in _transforms(dataset.pipeline) if t.get('type') in DETECTION_LOADERS]
+            loaders = _detection_loaders(dataset.pipeline)
         for loader in loaders:
             loader['det_root'] = args.det_root
     extra_roots = getattr(args, 'extra_det_root', None) or []
     if extra_roots:
-        loaders = [t for t in _transforms(dataset.get('pipeline', [])) if t.get('type') in DETECTION_LOADERS]
+        loaders = _detection_loaders(dataset.get('pipeline', []))
         if not loaders:
             raise ValueError('--extra-det-root needs cached detections (--det-root or a cached-detections config)')
         for option in extra_roots:

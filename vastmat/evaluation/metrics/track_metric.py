@@ -82,13 +82,9 @@ class VastMATMetric(BaseVideoMetric):
         img_path = meta.get('img_path')
         video_dir = meta.get('video_dir') or osp.dirname(osp.dirname(img_path))
         source_frame = meta.get('source_frame') or int(osp.splitext(osp.basename(img_path))[0])
+        # the frame's tracks are turned into rows only if the video's last frame brings no final tracks
         record = dict(frame_id=int(sample.frame_id), source_frame=int(source_frame),
-                      video_tracks=sample.get('pred_video_tracks'))
-        if record['video_tracks'] is None:  # per-frame tracks: rows frame, id, x1, y1, x2, y2, score
-            pred = sample.pred_track_instances
-            ids = pred.instances_id.cpu().numpy()
-            record['rows'] = np.column_stack([np.full(len(ids), record['frame_id'] + 1), ids,
-                                              pred.bboxes.cpu().numpy().reshape(-1, 4), pred.scores.cpu().numpy()])
+                      video_tracks=sample.get('pred_video_tracks'), tracks=sample.get('pred_track_instances'))
         records = self._open_videos.setdefault(video_dir, [])
         records.append(record)
         length = int(sample.ori_video_length)
@@ -99,8 +95,15 @@ class VastMATMetric(BaseVideoMetric):
             if video_tracks:  # post-processed by the model
                 rows = video_tracks[-1]
             else:
-                rows = np.concatenate([r['rows'] for r in records])
+                rows = np.concatenate([self._frame_rows(r['frame_id'], r['tracks']) for r in records])
             self._finish_video(video_dir, length, np.array([r['source_frame'] for r in records], np.int64), rows)
+
+    @staticmethod
+    def _frame_rows(frame_id: int, tracks: Any) -> np.ndarray:
+        """A frame's ``pred_track_instances`` as rows ``frame, id, x1, y1, x2, y2, score`` (frames from 1)."""
+        ids = tracks.instances_id.cpu().numpy()
+        return np.column_stack([np.full(len(ids), frame_id + 1), ids, tracks.bboxes.cpu().numpy().reshape(-1, 4),
+                                tracks.scores.cpu().numpy()])
 
     # ------------------------------------------------------------------------------------ writing and scoring
     def _folder(self) -> str:

@@ -29,6 +29,10 @@ def instances_to_detections(instances: InstanceData) -> FrameDetections:
         None if features is None else features.detach().cpu().double().numpy())
 
 
+CACHED_AND_DETECTOR = ('TrackingByDetection: the pipeline loaded cached detections and the model has a detector; '
+                       'drop one of them (tools/test.py --det-root drops the detector)')
+
+
 @MODELS.register_module()
 class TrackingByDetection(BaseMOTModel):
     """Runs ``detector`` on each frame (or takes the detections the pipeline loaded), builds one
@@ -164,8 +168,7 @@ class TrackingByDetection(BaseMOTModel):
         image = inputs[0][frame_index] if inputs is not None else None
         if self.detector is not None:
             if 'pred_instances' in frame_sample:
-                raise ValueError('TrackingByDetection: the pipeline loaded cached detections and the model has a '
-                                 'detector; drop one of them (tools/test.py --det-root drops the detector)')
+                raise ValueError(CACHED_AND_DETECTOR)
             if image is None:
                 raise ValueError('TrackingByDetection: the detector needs the frames; the test pipeline loaded none')
             detections, extra = self._detect(image[None], frame_sample)
@@ -233,8 +236,7 @@ class TrackingByDetection(BaseMOTModel):
         track_sample = data_samples[0]
         if 'tracking_frames' in track_sample:
             if self.detector is not None:
-                raise ValueError('TrackingByDetection: the pipeline loaded cached detections and the model has a '
-                                 'detector; drop one of them (tools/test.py --det-root drops the detector)')
+                raise ValueError(CACHED_AND_DETECTOR)
             track_sample.pred_video_tracks = self.track_video(track_sample.tracking_frames)
             del track_sample.tracking_frames
             return [track_sample]
