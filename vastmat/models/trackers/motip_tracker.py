@@ -77,7 +77,7 @@ Checked against the official ``RuntimeTracker``'s own output in tests/test_motip
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import torch
@@ -91,6 +91,9 @@ from . import motip_modules  # noqa: F401  (registers MOTIPTrajectoryModeling, M
 from .base_tracker import BaseTracker
 
 ASSIGNMENT_PROTOCOLS = ('object-max', 'hungarian', 'id-max')
+
+# the trajectory window's tensors, all (T, N, ...): T frames (oldest first), N label columns
+WINDOW = ('trajectory_features', 'trajectory_boxes', 'trajectory_id_labels', 'trajectory_times', 'trajectory_masks')
 
 
 class LabelQueue:
@@ -204,7 +207,7 @@ class MOTIPTracker(BaseTracker):
         self.next_id = 0  # the official counter (ids from 0; reported + 1)
         self.id_label_to_id: dict[int, int] = {}
         self.id_queue = LabelQueue(range(self.num_id_vocabulary))
-        # the trajectory window, all (T, N, ...): T frames (oldest first), N label columns
+        # the trajectory window (WINDOW), empty
         self.trajectory_features = torch.zeros((0, 0, self.feature_dim), dtype=torch.float32, device=device)
         self.trajectory_boxes = torch.zeros((0, 0, 4), dtype=torch.float64, device=device)
         self.trajectory_id_labels = torch.zeros((0, 0), dtype=torch.int64, device=device)
@@ -220,20 +223,20 @@ class MOTIPTracker(BaseTracker):
             return set()
         return set(self.trajectory_id_labels[0].tolist())
 
+    def _map_window(self, fn: Callable[[Tensor], Tensor]) -> None:
+        """Apply ``fn`` to each of the window's ``(T, N, ...)`` tensors (:data:`WINDOW`)."""
+        for name in WINDOW:
+            setattr(self, name, fn(getattr(self, name)))
+
     def _follow_modules(self) -> None:
         """Move the window to the modules' device if they moved since :meth:`reset`."""
         device = self.device
         if self.trajectory_features.device != device:
-            for name in ('trajectory_features', 'trajectory_boxes', 'trajectory_id_labels', 'trajectory_times',
-                         'trajectory_masks', 'kept'):
-                setattr(self, name, getattr(self, name).to(device))
+            self._map_window(lambda t: t.to(device))
+            self.kept = self.kept.to(device)
 
     def _select_columns(self, keep: Tensor) -> None:
-        self.trajectory_features = self.trajectory_features[:, keep]
-        self.trajectory_boxes = self.trajectory_boxes[:, keep]
-        self.trajectory_id_labels = self.trajectory_id_labels[:, keep]
-        self.trajectory_times = self.trajectory_times[:, keep]
-        self.trajectory_masks = self.trajectory_masks[:, keep]
+        self._map_window(lambda t: t[:, keep])
 
     # ----------------------------------------------------------------------------------------------------- update
     @torch.no_grad()
@@ -404,11 +407,7 @@ class MOTIPTracker(BaseTracker):
         """Cut the window to its last ``miss_tolerance - 2`` frames, add a column per new label, append the frame."""
         device = labels.device
         keep_frames = self.miss_tolerance - 2  # the official [-miss_tolerance + 2:] (miss_tolerance >= 3)
-        self.trajectory_features = self.trajectory_features[-keep_frames:]
-        self.trajectory_boxes = self.trajectory_boxes[-keep_frames:]
-        self.trajectory_id_labels = self.trajectory_id_labels[-keep_frames:]
-        self.trajectory_times = self.trajectory_times[-keep_frames:]
-        self.trajectory_masks = self.trajectory_masks[-keep_frames:]
+        self._map_window(lambda t: t[-keep_frames:])
         num_frames = self.trajectory_id_labels.shape[0]
         # new labels get a column, absent in the past frames (the official order: the set difference's iteration)
         new_labels = set(labels.tolist()) - self.window_labels
