@@ -8,8 +8,8 @@ import pytest
 
 from conftest import ANIMALTRACK, SHARED_DATA, mot_specs, needs_animaltrack, needs_mot, tool
 from vastmat.datasets.formats import FormatError
-from vastmat.evaluation.analysis import difficulty_thirds, per_video_hota_stats
-from vastmat.evaluation.mot_eval import SequenceSpec, evaluate
+from vastmat.evaluation.analysis import bootstrap_hota, difficulty_thirds, interval, per_video_hota_stats
+from vastmat.evaluation.mot_eval import SequenceSpec, combined_hota, evaluate
 
 
 def _reference(benchmark):
@@ -43,6 +43,46 @@ def test_mot15_cem_published_values():
     assert round(100 * campus['MOTA'], 1) == 52.6 and round(100 * campus['IDF1'], 1) == 55.8
     assert (campus['CLR_FP'], campus['CLR_FN'], campus['IDSW']) == (13, 150, 7)
     assert _assert_matches(ours, _reference('MOT15-TUD')['CEM'], 1e-12) > 100
+
+
+@needs_mot
+def test_combined_hota_and_the_paired_bootstrap_of_videos():
+    """combined_hota rebuilds TrackEval's HOTA combination from flattened per-video results (CEM on TUD: the
+    published COMBINED to the bit); a video given twice weighs twice; the bootstrap resamples videos, the same
+    resamples for every method, so a method against itself differs by exactly 0."""
+    ours = evaluate(mot_specs('MOT15-TUD', 'CEM'), 'mot15')
+    campus, stadt = 'TUD-Campus', 'TUD-Stadtmitte'
+    assert combined_hota(ours, [campus, stadt]) == ours['COMBINED']['HOTA']
+    assert abs(combined_hota(ours, [campus, stadt]) - 0.3999570912884786) < 1e-12
+    assert combined_hota(ours, [campus]) == pytest.approx(ours[campus]['HOTA'], abs=1e-12)
+    assert combined_hota(ours, [campus, campus]) == pytest.approx(ours[campus]['HOTA'], abs=1e-12)
+    # HOTA's combination by hand (Luiten et al. 2021): per alpha, DetA from the summed counts, AssA averaged with
+    # HOTA_TP weights, HOTA = mean over alpha of sqrt(DetA AssA) (denominators at least 1, as TrackEval's, for the
+    # alphas without true positives); Stadtmitte counted twice
+    tp, fn, fp, ass = (np.array([ours[v][f'{k}_per_alpha'] for v in (campus, stadt, stadt)])
+                       for k in ('HOTA_TP', 'HOTA_FN', 'HOTA_FP', 'AssA'))
+    det_a = tp.sum(0) / np.maximum(1.0, (tp + fn + fp).sum(0))
+    by_hand = np.sqrt(det_a * (ass * tp).sum(0) / np.maximum(1.0, tp.sum(0))).mean()
+    assert combined_hota(ours, [campus, stadt, stadt]) == pytest.approx(by_hand, abs=1e-12)
+    assert abs(by_hand - ours['COMBINED']['HOTA']) > 1e-4
+    with pytest.raises(ValueError, match='no videos'):
+        combined_hota(ours, [])
+
+    worse = {k: dict(v) for k, v in ours.items()}  # Stadtmitte with every count of true positives halved
+    worse[stadt]['HOTA_TP_per_alpha'] = [x / 2 for x in worse[stadt]['HOTA_TP_per_alpha']]
+    draws = bootstrap_hota(dict(cem=ours, again=ours, worse=worse), [campus, stadt], samples=200, seed=3)
+    assert set(draws) == {'cem', 'again', 'worse'} and draws['cem'].shape == (200, )
+    assert (draws['again'] - draws['cem'] == 0).all()
+    assert (draws['worse'] <= draws['cem']).all() and (draws['worse'] < draws['cem']).any()
+    only_campus = np.isclose(draws['cem'], ours[campus]['HOTA'], rtol=0, atol=1e-12)
+    assert only_campus.any() and (draws['worse'][only_campus] == draws['cem'][only_campus]).all()
+    again = bootstrap_hota(dict(cem=ours), [campus, stadt], samples=200, seed=3)
+    assert (again['cem'] == draws['cem']).all()  # the seed fixes the resamples
+    assert interval(np.arange(101.0), 0.9) == pytest.approx((5.0, 95.0), abs=1e-12)
+    with pytest.raises(KeyError, match="'worse' has no result for \\['MOT'\\]"):
+        bootstrap_hota(dict(worse=worse), [campus, 'MOT'], samples=2)
+    with pytest.raises(ValueError, match='level'):
+        interval(np.arange(3.0), 1.0)
 
 
 @needs_mot

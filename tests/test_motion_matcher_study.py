@@ -100,6 +100,33 @@ def test_diffmot_needs_a_d2mp_checkpoint(tmp_path, capsys):
     assert 'DiffMOT needs a trained D2MP' in capsys.readouterr().err
 
 
+def test_targets_of_the_candidate_matcher():
+    """Issue 16's targets: the dense row against IoU, the others against the better CDA of each resample; verdicts
+    met / within noise / missed from the margin and its interval."""
+    import numpy as np
+    hota = {('10fps', 'all'): dict(iou=0.60, cda_fixed=0.55, cda_adaptive=0.62, cand=0.59),
+            ('5fps', 'all'): dict(iou=0.50, cda_fixed=0.56, cda_adaptive=0.54, cand=0.57),
+            ('5fps', 'sparsest third'): dict(iou=0.40, cda_fixed=0.45, cda_adaptive=0.47, cand=0.30)}
+    rows = [dict(tracker='t', setting=s, videos=v, matcher=m.replace('_', '-'), HOTA=h)
+            for (s, v), values in hota.items() for m, h in values.items()]
+    noise = np.array([0.0, 0.01, -0.01, 0.02])
+    draws = {('t', s, v): {m.replace('_', '-'): h + noise * (m == 'cand') for m, h in values.items()}
+             for (s, v), values in hota.items()}
+    targets = study.target_rows(rows, draws, 'cand', 0.9)
+    assert [(t['setting'], t['videos'], t['target'], t['verdict']) for t in targets] == [
+        ('10fps', 'all', '>= IoU', 'within noise'),
+        ('5fps', 'all', '>= better of cda-fixed / cda-adaptive', 'met'),
+        ('5fps', 'sparsest third', '>= better of cda-fixed / cda-adaptive', 'missed')]
+    dense, sparse, missed = targets
+    assert dense['margin'] == pytest.approx(-0.01) and sparse['margin'] == pytest.approx(0.01)
+    assert missed['margin'] == pytest.approx(-0.17)
+    # the dense margins over the resamples: -0.01 + noise -> -0.02, -0.01, 0, 0.01; met in half of them
+    assert dense['share_met'] == 0.5 and dense['margin_high'] == pytest.approx(np.percentile(noise - 0.01, 95))
+    assert missed['share_met'] == 0.0 and missed['margin_high'] < 0
+    without = study.target_rows(rows, None, 'cand', 0.9)  # no resampling: the margin alone decides
+    assert [t['verdict'] for t in without] == ['missed', 'met', 'missed'] and without[0]['margin_low'] is None
+
+
 @pytest.fixture(scope='module')
 def bytetrack_study(tmp_path_factory):
     work_dir = tmp_path_factory.mktemp('study')
@@ -138,7 +165,18 @@ def test_bytetrack_rows_gains_and_the_sparsest_third(bytetrack_study):
         assert p['animals_per_frame'] == stats[p['video']]['animals_per_frame']
     assert saved['rows'] == rows and saved['settings']['match_thresh'] == 0.9
     csv_lines = open(work_dir / 'table.csv').read().splitlines()
-    assert csv_lines[0] == 'tracker,setting,videos,num_videos,matcher,HOTA,AssA,IDF1,HOTA_gain,run_id'
+    assert csv_lines[0] == ('tracker,setting,videos,num_videos,matcher,HOTA,AssA,IDF1,run_id,HOTA_gain,'
+                            'HOTA_gain_low,HOTA_gain_high')
+    # the intervals over resamples of the two videos contain the gain; one video (the sparsest third): no spread
+    for row in rows:
+        if row['matcher'] == 'iou':
+            assert row['HOTA_gain_low'] is None and row['HOTA_gain_high'] is None
+        else:
+            assert row['HOTA_gain_low'] <= row['HOTA_gain'] + 1e-12 and row['HOTA_gain'] - 1e-12 <= row[
+                'HOTA_gain_high']
+            if row['videos'] == 'sparsest third':
+                assert row['HOTA_gain_low'] == pytest.approx(row['HOTA_gain'], abs=1e-12) == row['HOTA_gain_high']
+    assert result['targets'] == [] and not osp.exists(work_dir / 'targets.csv')  # no candidate among the matchers
     assert len(csv_lines) == 5 and csv_lines[3].startswith('bytetrack,10fps,sparsest third,1,iou,')
     with open(work_dir / 'gain.png', 'rb') as f:
         assert f.read(8) == b'\x89PNG\r\n\x1a\n'

@@ -81,6 +81,11 @@ TRACKER_OPTIONS = dict(tracktrack=['model.tracker.deleted_dets=None', 'model.tra
 TRACKER_COST = dict(diffmot=3, tracktrack=2, bytetrack=1)
 SUBSETS = ('all', 'sparsest third')
 COLUMNS = ('HOTA', 'AssA', 'IDF1')
+# issue 16's targets for the candidate matcher: on the dense setting (all its videos) at least IoU's HOTA; on every
+# other row (the sparse / fast settings and each setting's sparsest third) at least the better CDA's
+DENSE_ROW = ('10fps', 'all')
+CDA_REFERENCES = ('cda-fixed', 'cda-adaptive')
+CANDIDATE = 'cda-motion-adaptive'
 MARKERS = ('o', 's', '^', 'D', 'v', 'P', 'X', '*')
 
 
@@ -313,6 +318,70 @@ def make_rows(runs: list[dict], subsets: dict[str, list[str]]) -> list[dict]:
     return rows
 
 
+def bootstrap_groups(runs: list[dict], subsets: dict[str, list[str]], samples: int,
+                     seed: int) -> dict[tuple[str, str, str], dict[str, np.ndarray]]:
+    """Per tracker, setting and video set: every matcher's COMBINED HOTA on ``samples`` resamples of the set's
+    videos (the same resamples for every matcher of the group: paired; vastmat.evaluation.analysis.bootstrap_hota)."""
+    from vastmat.evaluation.analysis import bootstrap_hota
+    by_group: dict[tuple[str, str], dict[str, dict]] = {}
+    for run in runs:
+        by_group.setdefault((run['tracker'], run['setting']), {})[run['matcher']] = (run, run_metrics(run))
+    draws = {}
+    for (tracker, setting), matchers in by_group.items():
+        for subset in SUBSETS:
+            names = next(iter(matchers.values()))[0]['videos'] if subset == 'all' else subsets[setting]
+            draws[tracker, setting, subset] = bootstrap_hota({m: metrics for m, (_, metrics) in matchers.items()},
+                                                             list(names), samples, seed)
+    return draws
+
+
+def add_intervals(rows: list[dict], draws: dict | None, level: float) -> None:
+    """Each row's ``HOTA_gain_low`` / ``HOTA_gain_high``: the ``level`` interval of its gain over IoU over the
+    resamples (None for IoU's rows and without ``draws``)."""
+    from vastmat.evaluation.analysis import interval
+    for row in rows:
+        low = high = None
+        if draws is not None and row['matcher'] != BASELINE:
+            group = draws[row['tracker'], row['setting'], row['videos']]
+            low, high = interval(group[row['matcher']] - group[BASELINE], level)
+        row['HOTA_gain_low'], row['HOTA_gain_high'] = low, high
+
+
+def target_rows(rows: list[dict], draws: dict | None, candidate: str, level: float) -> list[dict]:
+    """Issue 16's targets for ``candidate``, one row per tracker, setting and video set: the margin of its HOTA
+    over the reference (IoU on the dense row, else the better of the CDA rows present), its ``level`` interval and
+    the share of resamples where the margin is >= 0, and a verdict: ``met`` (margin >= 0), ``within noise`` (below
+    0, the interval reaching 0) or ``missed`` (the whole interval below 0)."""
+    from vastmat.evaluation.analysis import interval
+    hota = {(r['tracker'], r['setting'], r['videos'], r['matcher']): r['HOTA'] for r in rows}
+    out = []
+    for tracker, setting, subset in dict.fromkeys((r['tracker'], r['setting'], r['videos']) for r in rows):
+        if (tracker, setting, subset, candidate) not in hota:
+            continue
+        dense = (setting, subset) == DENSE_ROW
+        references = [BASELINE] if dense else [m for m in CDA_REFERENCES if (tracker, setting, subset, m) in hota]
+        if not references:
+            continue
+        margin = hota[tracker, setting, subset, candidate] - max(hota[tracker, setting, subset, m]
+                                                                 for m in references)
+        row = dict(tracker=tracker, setting=setting, videos=subset,
+                   target='>= IoU' if dense else f'>= better of {" / ".join(references)}', margin=margin,
+                   margin_low=None, margin_high=None, share_met=None)
+        if draws is not None:
+            group = draws[tracker, setting, subset]
+            margins = group[candidate] - np.max([group[m] for m in references], axis=0)
+            row['margin_low'], row['margin_high'] = interval(margins, level)
+            row['share_met'] = float((margins >= 0).mean())
+        if margin >= 0:
+            row['verdict'] = 'met'
+        elif row['margin_high'] is not None and row['margin_high'] >= 0:
+            row['verdict'] = 'within noise'
+        else:
+            row['verdict'] = 'missed'
+        out.append(row)
+    return out
+
+
 def per_video_rows(runs: list[dict], stats: dict[str, dict]) -> list[dict]:
     """Per run and video: HOTA, AssA, IDF1, the HOTA gain over the IoU run of its tracker and setting, and the
     video's statistics."""
@@ -332,15 +401,15 @@ def per_video_rows(runs: list[dict], stats: dict[str, dict]) -> list[dict]:
 
 def write_csv(rows: list[dict], path: str) -> None:
     import csv
-    fields = ['tracker', 'setting', 'videos', 'num_videos', 'matcher', *COLUMNS, 'HOTA_gain', 'run_id']
+    fields = list(rows[0]) if rows else []
     with atomic_write(path) as f:
         writer = csv.writer(f)
         writer.writerow(fields)
         for row in rows:
-            writer.writerow([row[k] for k in fields])
+            writer.writerow(['' if row[k] is None else row[k] for k in fields])
 
 
-def print_table(rows: list[dict], title: str) -> None:
+def print_table(rows: list[dict], title: str, level: float) -> None:
     from rich.console import Console
     from rich.table import Table
     console = Console()
@@ -349,7 +418,7 @@ def print_table(rows: list[dict], title: str) -> None:
     table = Table(title=title)
     for name in ('tracker', 'setting', 'videos', 'matcher'):
         table.add_column(name)
-    for name in (*COLUMNS, 'HOTA gain over IoU'):
+    for name in (*COLUMNS, 'HOTA gain over IoU', f'{level:.0%} interval'):
         table.add_column(name, justify='right')
     for i, row in enumerate(rows):
         last = i + 1 == len(rows) or (rows[i + 1]['tracker'], rows[i + 1]['setting'], rows[i + 1]['videos']) != (
@@ -358,7 +427,32 @@ def print_table(rows: list[dict], title: str) -> None:
         table.add_row(row['tracker'], row['setting'], f'{row["videos"]} ({row["num_videos"]})', row['matcher'],
                       *(f'{100 * row[k]:.2f}' for k in COLUMNS),
                       '-' if row['matcher'] == BASELINE else f'[{"green" if gain > 0 else "red"}]{gain:+.2f}[/]',
-                      end_section=last)
+                      _points_interval(row['HOTA_gain_low'], row['HOTA_gain_high']), end_section=last)
+    console.print(table)
+
+
+def _points_interval(low: float | None, high: float | None) -> str:
+    return '-' if low is None else f'{100 * low:+.2f} .. {100 * high:+.2f}'
+
+
+def print_targets(targets: list[dict], candidate: str, level: float, samples: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, sweep.CONSOLE_WIDTH))
+    resampled = f'; interval and share over {samples} resamples of the videos' if samples else ''
+    table = Table(title=f'Targets of {candidate} (HOTA points{resampled})')
+    for name in ('tracker', 'setting', 'videos', 'target'):
+        table.add_column(name)
+    for name in ('margin', f'{level:.0%} interval', 'share >= 0', 'verdict'):
+        table.add_column(name, justify='right')
+    colour = {'met': 'green', 'within noise': 'yellow', 'missed': 'red'}
+    for row in targets:
+        table.add_row(row['tracker'], row['setting'], row['videos'], row['target'], f'{100 * row["margin"]:+.2f}',
+                      _points_interval(row['margin_low'], row['margin_high']),
+                      '-' if row['share_met'] is None else f'{row["share_met"]:.0%}',
+                      f'[{colour[row["verdict"]]}]{row["verdict"]}[/]')
     console.print(table)
 
 
@@ -453,7 +547,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help='the plot\'s colours (default: setting for one tracker, tracker for several)')
     parser.add_argument('--cfg-options', nargs='+', default=[], metavar='[TRACKER:]KEY=VALUE',
                         help='passed to every run (with a TRACKER: prefix, to that tracker\'s runs)')
+    parser.add_argument('--bootstrap', type=int, default=1000, metavar='N',
+                        help='resamples of the videos for the intervals (paired bootstrap; 0: no intervals)')
+    parser.add_argument('--level', type=float, default=0.9, help='coverage of the intervals (default 0.9)')
+    parser.add_argument('--seed', type=int, default=0, help='seed of the resampling')
+    parser.add_argument('--candidate', help=f'the matcher whose targets are checked (default {CANDIDATE} when '
+                        'among --matchers, else none)')
     args = parser.parse_args(argv)
+    if args.bootstrap < 0:
+        parser.error('--bootstrap must be >= 0')
+    if not 0.0 < args.level < 1.0:
+        parser.error('--level must lie in (0, 1)')
+    if args.candidate is None:
+        args.candidate = CANDIDATE if CANDIDATE in args.matchers else None
+    elif args.candidate not in args.matchers:
+        parser.error(f'--candidate {args.candidate} is not among --matchers')
     if args.workers < 1:
         parser.error('--workers must be at least 1')
     if BASELINE not in args.matchers:
@@ -484,19 +592,27 @@ def main(argv: list[str] | None = None) -> dict:
     runs = make_runs(args, roots, videos)
     computed, reused = execute(runs, args.workers)
     rows = make_rows(runs, subsets)
+    draws = bootstrap_groups(runs, subsets, args.bootstrap, args.seed) if args.bootstrap else None
+    add_intervals(rows, draws, args.level)
+    targets = target_rows(rows, draws, args.candidate, args.level) if args.candidate else []
     per_video = per_video_rows(runs, stats)
     threshold = matcher_table.SETTINGS['bytetrack'][1][args.match_setting]
     title = (f'HOTA gain over IoU ({args.match_setting} setting: ByteTrack match_thresh {threshold}; '
              f'{"+1 pixel" if args.pixels == "plus-one" else "no +1 pixel"} convention; preset {args.preset})')
-    print_table(rows, title)
+    print_table(rows, title, args.level)
+    if targets:
+        print_targets(targets, args.candidate, args.level, args.bootstrap)
     seconds = print_times(runs)
     settings = dict(trackers=args.trackers, settings={s: dict(roots[s], fps=stats[s][videos[s][0]]['frame_rate'])
                                                       for s in args.settings},
                     matchers=args.matchers, match_setting=args.match_setting, match_thresh=threshold,
                     pixels=args.pixels, preset=args.preset, cfg_options=args.cfg_options,
-                    d2mp_checkpoint=args.d2mp_checkpoint, videos=args.videos)
+                    d2mp_checkpoint=args.d2mp_checkpoint, videos=args.videos, bootstrap=args.bootstrap,
+                    level=args.level, seed=args.seed, candidate=args.candidate)
     write_csv(rows, osp.join(args.work_dir, 'table.csv'))
-    report = dict(settings=settings, title=title, rows=rows, per_video=per_video, statistics=stats,
+    if targets:
+        write_csv(targets, osp.join(args.work_dir, 'targets.csv'))
+    report = dict(settings=settings, title=title, rows=rows, targets=targets, per_video=per_video, statistics=stats,
                   sparsest_third=subsets, seconds=seconds,
                   runs=[dict(tracker=r['tracker'], setting=r['setting'], matcher=r['matcher'], id=r['id'],
                              run_dir=r['run_dir'], config=r['config'], cfg_options=r['cfg_options'],
@@ -506,8 +622,8 @@ def main(argv: list[str] | None = None) -> dict:
                f'{title}\n{", ".join(args.trackers)} on {", ".join(args.settings)}; colour: {args.color_by}')
     print(f'table: {osp.join(args.work_dir, "table.csv")}, {osp.join(args.work_dir, "table.json")}; '
           f'plot: {osp.join(args.work_dir, "gain.png")}', flush=True)
-    return dict(rows=rows, per_video=per_video, statistics=stats, sparsest_third=subsets, computed=computed,
-                reused=reused, seconds=time.perf_counter() - start)
+    return dict(rows=rows, targets=targets, per_video=per_video, statistics=stats, sparsest_third=subsets,
+                computed=computed, reused=reused, seconds=time.perf_counter() - start)
 
 
 if __name__ == '__main__':

@@ -1,5 +1,6 @@
 """The paper's analyses of tracking results (appendix D.3, Table 16): per-video HOTA statistics and their CDF,
-Easy / Medium / Hard thirds of the videos over a set of trackers, results per animal group."""
+Easy / Medium / Hard thirds of the videos over a set of trackers, results per animal group; and how much a
+difference of COMBINED HOTA between methods on the same videos owes to the choice of videos (a paired bootstrap)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -9,7 +10,7 @@ import numpy as np
 from vastmat.datasets.categories import Categories
 from vastmat.datasets.formats import read_gt
 
-from .mot_eval import combine
+from .mot_eval import combine, combined_hota
 
 DIFFICULTY_LEVELS = ('Easy', 'Medium', 'Hard')
 
@@ -28,6 +29,41 @@ def per_video_hota_stats(results: dict) -> dict:
     return dict(videos=int(len(hota)), mean=float(hota.mean()), median=float(p50), iqr=float(p75 - p25),
                 p10=float(p10), p90=float(p90), share_below_20=float((hota < 0.2).mean()),
                 share_below_40=float((hota < 0.4).mean()))
+
+
+def bootstrap_hota(per_video_by_method: dict[str, dict], names: list[str], samples: int = 1000,
+                   seed: int = 0) -> dict[str, np.ndarray]:
+    """COMBINED HOTA of every method on ``samples`` resamples of the videos ``names`` (drawn with replacement, as
+    many as there are), the same resamples for every method, so that differences between methods are paired.
+
+    Args:
+        per_video_by_method: per method, its flattened per-video results (each must hold every name).
+        names: the videos of the comparison.
+        samples: number of resamples.
+        seed: seed of numpy's generator (the same seed draws the same resamples).
+
+    Returns:
+        ``{method: (samples,) array}`` of COMBINED HOTA (fractions).
+    """
+    if not names:
+        raise ValueError('bootstrap_hota: no videos')
+    if samples < 1:
+        raise ValueError(f'bootstrap_hota: samples must be >= 1, got {samples}')
+    for method, per_video in per_video_by_method.items():
+        missing = [n for n in names if n not in per_video]
+        if missing:
+            raise KeyError(f'bootstrap_hota: {method!r} has no result for {missing[:5]}')
+    draws = np.random.default_rng(seed).integers(0, len(names), size=(samples, len(names)))
+    return {method: np.array([combined_hota(per_video, [names[i] for i in draw]) for draw in draws])
+            for method, per_video in per_video_by_method.items()}
+
+
+def interval(values: np.ndarray, level: float = 0.9) -> tuple[float, float]:
+    """The central ``level`` percentile interval of bootstrap values (``level`` 0.9: the 5th and 95th percentiles)."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f'interval: level must lie in (0, 1), got {level}')
+    low, high = np.percentile(values, [50 * (1 - level), 50 * (1 + level)])
+    return float(low), float(high)
 
 
 def difficulty_thirds(results_by_tracker: dict[str, dict]) -> dict[str, list[str]]:

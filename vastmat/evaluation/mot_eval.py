@@ -179,6 +179,24 @@ def evaluate(sequences: list[SequenceSpec], preset: str = 'vastmat', workers: in
     return summarize(evaluate_raw(sequences, preset, workers, progress))
 
 
+# the per-alpha fields TrackEval's HOTA.combine_sequences reads (sums of the counts, HOTA_TP-weighted averages)
+HOTA_COMBINE_FIELDS = ('HOTA_TP', 'HOTA_FN', 'HOTA_FP', 'AssRe', 'AssPr', 'AssA', 'LocA')
+
+
+def combined_hota(per_video: dict, names: Iterable[str]) -> float:
+    """The COMBINED HOTA of the videos ``names`` (a name given twice counts twice: a bootstrap resample) from
+    flattened per-video results (the entries of :func:`evaluate`'s output or of a metrics_per_video.json), combined by
+    TrackEval's own ``HOTA.combine_sequences``; equals the COMBINED HOTA of :func:`evaluate` on those videos."""
+    rebuilt = {}
+    for i, name in enumerate(names):
+        flat = per_video[name]
+        rebuilt[f'{i}:{name}'] = {key: np.asarray(flat[f'{key}_per_alpha'], dtype=float)
+                                  for key in HOTA_COMBINE_FIELDS}
+    if not rebuilt:
+        raise ValueError('combined_hota: no videos')
+    return float(np.mean(te_metrics.HOTA().combine_sequences(rebuilt)['HOTA']))
+
+
 def summarize(per_seq: dict) -> dict:
     """``{'COMBINED': {...}, '<video>': {...}}`` from TrackEval's per-sequence results."""
     out = {'COMBINED': combine(per_seq)}
