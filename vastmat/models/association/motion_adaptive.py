@@ -91,7 +91,9 @@ class MotionAdaptiveCDA(BaseMatcher):
 
     Args:
         r_low: motion ratio (displacement or position std per frame over the track box's diagonal) up to which a
-            track counts as still (``fast = 0``). Default 0.
+            track counts as still (``fast = 0``). Default 0. A Kalman filter's position std grows with the box's
+            height, so with ByteTrack's or TrackTrack's filter the ratio has a floor of about 0.03 to 0.04 (steady
+            state; more for new and lost tracks): below it, thresholds separate tracks by age and loss, not motion.
         r_high: motion ratio from which a track counts as fast (``fast = 1``); must exceed ``r_low`` and may be
             ``inf`` (no track is ever fast: every track gets ``a_still``). Default 0.05.
         crowd_radius: a detection is near a track when its centre distance is below ``crowd_radius`` times the
