@@ -249,7 +249,7 @@ def plot_hota_by_tracker(results: dict, protocol: str, path: str) -> None:
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    from vastmat.utils.io import atomic_write
+    from vastmat.utils.io import save_figure_atomic
     trackers = sorted({t for t, _ in results[protocol]})
     matchers = list(dict.fromkeys(m for _, m in results[protocol]))
     width = 0.8 / max(len(matchers), 1)
@@ -266,9 +266,7 @@ def plot_hota_by_tracker(results: dict, protocol: str, path: str) -> None:
     ax.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.0, 1.0), title='matcher')
     ax.grid(axis='y', alpha=0.3)
     fig.tight_layout()
-    with atomic_write(path, 'wb') as f:
-        fig.savefig(f, format='png', dpi=110)
-    plt.close(fig)
+    save_figure_atomic(fig, path)
 
 
 def report(args: argparse.Namespace, detections: dict, results: dict) -> dict:

@@ -18,7 +18,7 @@ from tqdm import tqdm
 from vastmat.datasets.categories import Categories
 from vastmat.datasets.sequences import load_sequence, parse_split_name, select_videos
 from vastmat.datasets.statistics import counts, displacement_table, motion
-from vastmat.utils.io import write_json_atomic
+from vastmat.utils.io import save_figure_atomic, write_json_atomic
 
 
 def plot_motion(values: dict, path: str, title: str) -> None:
@@ -41,10 +41,7 @@ def plot_motion(values: dict, path: str, title: str) -> None:
         ax.set_ylabel('pairs' if key in ('motion', 'iou') else 'boxes')
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path + '.tmp.png', dpi=110)
-    plt.close(fig)
-    import os
-    os.replace(path + '.tmp.png', path)
+    save_figure_atomic(fig, path)
 
 
 def main(argv=None) -> dict:

@@ -67,7 +67,7 @@ sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
 
 import matcher_table  # noqa: E402
 import sweep  # noqa: E402
-from vastmat.utils.io import atomic_write, write_json_atomic  # noqa: E402
+from vastmat.utils.io import atomic_write, save_figure_atomic, write_json_atomic  # noqa: E402
 
 TRACKERS = ('bytetrack', 'tracktrack', 'diffmot')
 # name: (stride of AnimalTrack train, None: the shared 10 FPS set as it is)
@@ -514,9 +514,7 @@ def plot_gains(per_video: list[dict], matchers: list[str], color_by: str, path: 
     axes[1].legend(handles=handles, fontsize=8, loc='best')
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    with atomic_write(path, 'wb') as f:
-        fig.savefig(f, format='png', dpi=120)
-    plt.close(fig)
+    save_figure_atomic(fig, path, dpi=120)
 
 
 # ------------------------------------------------------------------------------------------------------ main

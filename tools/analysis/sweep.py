@@ -551,7 +551,7 @@ def plot_alpha(rows: list[dict], runs: list[dict], axes: list[Axis], path: str, 
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    from vastmat.utils.io import atomic_write
+    from vastmat.utils.io import save_figure_atomic
     axis = alpha_axis(axes)
     others = [a for a in axes if a is not axis]
     groups: dict[str, list] = {}
@@ -578,9 +578,7 @@ def plot_alpha(rows: list[dict], runs: list[dict], axes: list[Axis], path: str, 
     left.grid(alpha=0.3)
     left.set_title(title, fontsize=9)
     fig.tight_layout()
-    with atomic_write(path, 'wb') as f:
-        fig.savefig(f, format='png', dpi=120)
-    plt.close(fig)
+    save_figure_atomic(fig, path, dpi=120)
 
 
 # ------------------------------------------------------------------------------------------------------ main

@@ -114,7 +114,7 @@ def plot_hota_cdf(results_by_tracker: dict[str, dict], path: str) -> None:
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    from vastmat.utils.io import atomic_write
+    from vastmat.utils.io import save_figure_atomic
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for name, results in results_by_tracker.items():
@@ -128,6 +128,4 @@ def plot_hota_cdf(results_by_tracker: dict[str, dict], path: str) -> None:
     ax.grid(alpha=0.3)
     ax.legend(loc='lower right')
     fig.tight_layout()
-    with atomic_write(path, 'wb') as f:
-        fig.savefig(f, format='png', dpi=110)
-    plt.close(fig)
+    save_figure_atomic(fig, path)

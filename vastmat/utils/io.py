@@ -57,3 +57,13 @@ def write_lines_atomic(lines: list[str], path: str) -> None:
     """Write one string a line."""
     with atomic_write(path) as f:
         f.write(''.join(f'{line}\n' for line in lines))
+
+
+def save_figure_atomic(fig: Any, path: str, dpi: int = 110) -> None:
+    """Save a matplotlib figure as PNG without ever leaving a half-written file, then close it."""
+    import matplotlib.pyplot as plt
+    try:
+        with atomic_write(path, 'wb') as f:
+            fig.savefig(f, format='png', dpi=dpi)
+    finally:
+        plt.close(fig)
