@@ -1,3 +1,4 @@
+import contextlib
 import os
 import os.path as osp
 import socket
@@ -97,6 +98,21 @@ def assert_same_tracks(ours, theirs, where: str, atol: float = 1e-2) -> int:
         pairs |= set(zip(ours.ids[a[rows]].tolist(), theirs.ids[b[cols]].tolist()))
     assert len(pairs) == len({p for p, _ in pairs}) == len({q for _, q in pairs}), f'{where}: ids not a relabelling'
     return len(ours)
+
+
+@contextlib.contextmanager
+def uninitialised_memory_filled_with_nan():
+    """PyTorch's deterministic mode with uninitialised memory filled with NaN (torch.empty and friends), restored
+    afterwards: a model that reads memory it never wrote then shows it."""
+    import torch
+    was = torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was[0])
+        torch.utils.deterministic.fill_uninitialized_memory = was[1]
 
 
 def free_port() -> int:

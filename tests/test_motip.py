@@ -16,7 +16,8 @@ import pytest
 import torch
 from mmengine.config import Config
 
-from conftest import REPO, build_model, tool, video_data_root_options, vastmat_scope
+from conftest import (REPO, build_model, tool, uninitialised_memory_filled_with_nan, vastmat_scope,
+                      video_data_root_options)
 from helpers.detr_samples import clip, frame_sample
 from helpers.motip_weights import record_id_logits
 
@@ -104,17 +105,11 @@ def test_a_model_without_init_weights_reads_no_uninitialised_memory():
     """mmdet's DeformableDETR creates level_embed uninitialised (torch.Tensor) until init_weights(); a model run
     without init_weights or a checkpoint read garbage, occasionally NaN (seen once in CI, as with TransTrack). With
     PyTorch filling uninitialised memory with NaN, the built model's outputs are finite."""
-    was = torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory
-    torch.use_deterministic_algorithms(True)
-    torch.utils.deterministic.fill_uninitialized_memory = True
-    try:
+    with uninitialised_memory_filled_with_nan():
         model = build(Config.fromfile(TINY).model)
         model.eval()
         image = torch.randn(1, 3, 64, 96, generator=torch.Generator().manual_seed(0))
         dets, _ = model._detect(image, frame_sample(0, 64, 96))
-    finally:
-        torch.use_deterministic_algorithms(was[0])
-        torch.utils.deterministic.fill_uninitialized_memory = was[1]
     assert torch.isfinite(model.detector.level_embed).all()
     assert np.isfinite(dets.bboxes).all() and np.isfinite(dets.features).all() and np.isfinite(dets.scores).all()
 
