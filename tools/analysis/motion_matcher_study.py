@@ -296,14 +296,14 @@ def subset_metrics(run: dict, videos: list[str]) -> dict:
 
 # ----------------------------------------------------------------------------------------------------- table
 
-def make_rows(runs: list[dict], subsets: dict[str, list[str]]) -> list[dict]:
-    """One row per tracker, setting, video set and matcher (fractions), with the HOTA gain over the IoU row."""
+def make_rows(runs: list[dict], metrics: dict[str, dict], subsets: dict[str, list[str]]) -> list[dict]:
+    """One row per tracker, setting, video set and matcher (fractions), with the HOTA gain over the IoU row;
+    ``metrics``: each run's metrics.json by run id."""
     rows = []
     for run in runs:
-        metrics = run_metrics(run)
         for subset in SUBSETS:
             if subset == 'all':
-                videos, combined = run['videos'], metrics['COMBINED']
+                videos, combined = run['videos'], metrics[run['id']]['COMBINED']
             else:
                 videos = subsets[run['setting']]
                 combined = subset_metrics(run, videos)
@@ -318,20 +318,20 @@ def make_rows(runs: list[dict], subsets: dict[str, list[str]]) -> list[dict]:
     return rows
 
 
-def bootstrap_groups(runs: list[dict], subsets: dict[str, list[str]], samples: int,
+def bootstrap_groups(runs: list[dict], metrics: dict[str, dict], subsets: dict[str, list[str]], samples: int,
                      seed: int) -> dict[tuple[str, str, str], dict[str, np.ndarray]]:
     """Per tracker, setting and video set: every matcher's COMBINED HOTA on ``samples`` resamples of the set's
     videos (the same resamples for every matcher of the group: paired; vastmat.evaluation.analysis.bootstrap_hota)."""
     from vastmat.evaluation.analysis import bootstrap_hota
-    by_group: dict[tuple[str, str], dict[str, dict]] = {}
+    by_group: dict[tuple[str, str], list[dict]] = {}
     for run in runs:
-        by_group.setdefault((run['tracker'], run['setting']), {})[run['matcher']] = (run, run_metrics(run))
+        by_group.setdefault((run['tracker'], run['setting']), []).append(run)
     draws = {}
-    for (tracker, setting), matchers in by_group.items():
+    for (tracker, setting), group in by_group.items():
+        per_matcher = {run['matcher']: metrics[run['id']] for run in group}
         for subset in SUBSETS:
-            names = next(iter(matchers.values()))[0]['videos'] if subset == 'all' else subsets[setting]
-            draws[tracker, setting, subset] = bootstrap_hota({m: metrics for m, (_, metrics) in matchers.items()},
-                                                             list(names), samples, seed)
+            names = group[0]['videos'] if subset == 'all' else subsets[setting]
+            draws[tracker, setting, subset] = bootstrap_hota(per_matcher, list(names), samples, seed)
     return draws
 
 
@@ -382,16 +382,15 @@ def target_rows(rows: list[dict], draws: dict | None, candidate: str, level: flo
     return out
 
 
-def per_video_rows(runs: list[dict], stats: dict[str, dict]) -> list[dict]:
+def per_video_rows(runs: list[dict], metrics: dict[str, dict], stats: dict[str, dict]) -> list[dict]:
     """Per run and video: HOTA, AssA, IDF1, the HOTA gain over the IoU run of its tracker and setting, and the
     video's statistics."""
-    metrics = {id(run): run_metrics(run) for run in runs}
-    base = {(r['tracker'], r['setting']): metrics[id(r)] for r in runs if r['matcher'] == BASELINE}
+    base = {(r['tracker'], r['setting']): metrics[r['id']] for r in runs if r['matcher'] == BASELINE}
     out = []
     for run in runs:
         reference = base[run['tracker'], run['setting']]
         for video in run['videos']:
-            m = metrics[id(run)][video]
+            m = metrics[run['id']][video]
             out.append(dict(tracker=run['tracker'], setting=run['setting'], matcher=run['matcher'], video=video,
                             **{k: m[k] for k in COLUMNS}, HOTA_gain=m['HOTA'] - reference[video]['HOTA'],
                             animals_per_frame=stats[run['setting']][video]['animals_per_frame'],
@@ -589,11 +588,12 @@ def main(argv: list[str] | None = None) -> dict:
         subsets[setting] = sparsest_third(stats[setting])
     runs = make_runs(args, roots, videos)
     computed, reused = execute(runs, args.workers)
-    rows = make_rows(runs, subsets)
-    draws = bootstrap_groups(runs, subsets, args.bootstrap, args.seed) if args.bootstrap else None
+    metrics = {run['id']: run_metrics(run) for run in runs}  # each run's metrics.json, read once
+    rows = make_rows(runs, metrics, subsets)
+    draws = bootstrap_groups(runs, metrics, subsets, args.bootstrap, args.seed) if args.bootstrap else None
     add_intervals(rows, draws, args.level)
     targets = target_rows(rows, draws, args.candidate, args.level) if args.candidate else []
-    per_video = per_video_rows(runs, stats)
+    per_video = per_video_rows(runs, metrics, stats)
     threshold = matcher_table.SETTINGS['bytetrack'][1][args.match_setting]
     title = (f'HOTA gain over IoU ({args.match_setting} setting: ByteTrack match_thresh {threshold}; '
              f'{"+1 pixel" if args.pixels == "plus-one" else "no +1 pixel"} convention; preset {args.preset})')
