@@ -23,7 +23,9 @@ DEMO_ITERS = 1200  # the demo YOLOX's schedule (configs/yolox/yolox_tiny_1xb8-12
 # README command (its start) -> (the command the test runs instead, why); None: not run, with the reason
 TINY = {
     'make test': (None, 'the test suite itself'),
-    'make demo': ('python tools/zoo_benchmark.py --train-iters 2', 'the zoo benchmark with a 2-iteration detector'),
+    'make demo': ('python tools/zoo_benchmark.py --train-iters 2 --trackers ByteTrack',
+                  'the zoo benchmark with a 2-iteration detector, ByteTrack only (all eight trackers with 2-iteration '
+                  'trainings: tests/test_zoo_benchmark.py)'),
     'python tools/train.py configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py': (
         '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2', '2 iterations'),
     'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),

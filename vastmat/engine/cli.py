@@ -254,8 +254,10 @@ KNOWN_WARNINGS = (
     (UserWarning, r'.*is deprecated.*', r'(mmengine|mmdet|mmcv)'),
     (UserWarning, r'Failed to search registry with scope', r'mmengine'),
 )
-# mmengine's own deprecation notices arrive through its logger
-KNOWN_LOG_MESSAGES = ('"FileClient" will be deprecated', '"HardDiskBackend" is the alias of "LocalBackend"')
+# mmengine's own deprecation notices arrive through its logger, and its advice at each pass of an iteration-based
+# loop over a video dataset (whose TrackImgSampler restarts each pass, as it should)
+KNOWN_LOG_MESSAGES = ('"FileClient" will be deprecated', '"HardDiskBackend" is the alias of "LocalBackend"',
+                      'Reach the end of the dataloader, it will be restarted')
 
 
 class UserInputError(Exception):

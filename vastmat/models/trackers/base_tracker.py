@@ -31,10 +31,16 @@ class BaseTracker(BaseModule):
             ``'image_size'``, ``'frame_rate'``, ``'extra_dets.NAME'`` (see :meth:`TrackingFrame.require`).
         zoo_name: the tracker's name in the model zoo (``tools/zoo_benchmark.py``, :mod:`.zoo`); None keeps a
             tracker out of it (test doubles, building blocks).
+        zoo_demo_config, zoo_demo_parts, zoo_checkpoint_of: what the zoo trains for the tracker on the demo data
+            (its whole model's config; the configs of the learned inputs it reads on cached detections; the zoo
+            member whose checkpoint it tests), see :mod:`.zoo`.
     """
 
     required_inputs: tuple[str, ...] = ()
     zoo_name: str | None = None
+    zoo_demo_config: str | None = None
+    zoo_demo_parts: dict[str, str] | None = None
+    zoo_checkpoint_of: str | None = None
 
     def reset(self) -> None:
         """Forget every track (a new video starts); ids restart at 1."""

@@ -145,6 +145,7 @@ class DiffMOTTracker(BaseTracker):
     """
 
     zoo_name = 'DiffMOT'
+    zoo_demo_parts = {'motion': 'd2mp/d2mp_tiny_zoo_vastmat-demo.py'}  # the demo D2MP
     required_inputs = ('image_size', )
 
     def __init__(self, high_thres: float = 0.6, low_thres: float = 0.4, w_assoc_emb: float = 2.2,

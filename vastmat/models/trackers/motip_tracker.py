@@ -158,6 +158,8 @@ class MOTIPTracker(BaseTracker):
     """
 
     required_inputs = ('features', )
+    zoo_name = 'MOTIP'
+    zoo_demo_config = 'motip/motip_tiny_zoo_vastmat-demo.py'
 
     def __init__(self, trajectory_modeling: dict | None = None, id_decoder: dict | None = None,
                  det_thresh: float = 0.3, newborn_thresh: float = 0.6, id_thresh: float = 0.2,

@@ -496,6 +496,10 @@ class TCEITracker(MOTIPTracker):
             persist across the videos a rank tracks, in the dataset's order, as the official).
     """
 
+    zoo_name = 'TCEI'
+    zoo_demo_config = 'tcei/tcei_motip_tiny_zoo_vastmat-demo.py'
+    zoo_checkpoint_of = 'MOTIP'  # no training: MOTIP's checkpoint, recalibrated at test time
+
     def __init__(self, *args: Any, preset: str | None = None, pos_enabled: bool | None = None,
                  pos_shot_capacity: int | None = None, pos_alpha: float | None = None,
                  pos_beta: float | None = None, neg_enabled: bool | None = None,

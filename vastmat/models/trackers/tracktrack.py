@@ -178,6 +178,7 @@ class TrackTrackTracker(BaseTracker):
     """
 
     zoo_name = 'TrackTrack'
+    zoo_demo_parts = {'features': 'reid/reid_tiny_zoo_vastmat-demo.py'}  # the demo ReID model's features
 
     def __init__(self, det_thr: float = 0.60, init_thr: float = 0.60, match_thr: float = 0.60,
                  reduce_step: float = 0.05, penalty_p: float = 0.20, penalty_q: float = 0.40, tai_thr: float = 0.55,

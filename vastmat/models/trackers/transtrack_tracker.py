@@ -90,6 +90,9 @@ class TransTrackTracker(BaseTracker):
         tracking_key: the ``frame.extra_dets`` entry holding the track decoder's boxes.
     """
 
+    zoo_name = 'TransTrack'
+    zoo_demo_config = 'transtrack/transtrack_tiny_zoo_vastmat-demo.py'
+
     def __init__(self, track_thresh: float = 0.4, min_similarity: float = 0.4, max_age: int = 32,
                  matcher: dict | Any | None = None, tracking_key: str = 'tracking',
                  init_cfg: dict | None = None) -> None:

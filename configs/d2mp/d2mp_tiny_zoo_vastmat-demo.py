@@ -1,0 +1,14 @@
+# The zoo's D2MP (`make demo`, tools/zoo_benchmark.py: DiffMOT's motion model): the narrow D2MP of
+# d2mp_tiny_animaltrack.py trained on the trajectories of the Protocol 1 train videos of the rendered demo data.
+_base_ = ['./d2mp_tiny_animaltrack.py']
+
+data_root = 'data/demo/'
+max_iters = 500
+zoo_seconds_per_iter = 0.15  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
+
+train_dataloader = dict(
+    batch_size=256,
+    dataset=dict(data_root=data_root, protocol='protocol1', split='train', videos=None, stride=1))
+optim_wrapper = dict(optimizer=dict(lr=1e-3))
+train_cfg = dict(max_iters=max_iters)
+default_hooks = dict(logger=dict(interval=100), checkpoint=dict(interval=max_iters, max_keep_ckpts=-1))

@@ -1,0 +1,45 @@
+# The zoo's QDTrack (`make demo`, tools/zoo_benchmark.py): the narrow model of qdtrack_tiny_vastmat-demo.py trained
+# long enough on a CPU that it tracks, on key / reference frame pairs of the Protocol 1 train videos of the rendered
+# demo data, then tested with QDTrack's tracker.
+#
+# Recipe for training in minutes: the backbone is the demo YOLOX's, pre-trained by the zoo's detector training on the
+# same videos (configs/_base_/models/yolox_demo_backbone.py: the role of the COCO weights at full size); AdamW with a
+# warm-up and a cosine decay instead of SGD 0.02; a colour jitter over the whole hue circle (every rendered animal has
+# its own random colour).
+_base_ = ['./qdtrack_tiny_vastmat-demo.py', '../_base_/models/yolox_demo_backbone.py']
+
+img_scale = (192, 144)
+max_iters = 400
+zoo_seconds_per_iter = 0.46  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
+
+model = dict(
+    data_preprocessor={{_base_.demo_backbone_input}},
+    detector=dict(backbone={{_base_.demo_backbone_from_stride4}}),
+    tracker=dict(init_score_thr=0.9, obj_score_thr=0.5))  # the official thresholds
+
+train_pipeline = [
+    dict(type='VastMATRefFrameSample', num_ref_imgs=1, frame_range_seconds=10 / 30, filter_key_img=True),
+    dict(
+        type='TransformBroadcaster',
+        share_random_params=True,
+        transforms=[
+            dict(type='LoadImageFromFile'),
+            dict(type='LoadTrackAnnotations'),
+            # at most the frames' own size, and no crop: the official 'RandomCrop' of an upscaled frame can cut
+            # every animal out of one frame of a pair on these small frames, and an empty frame stops training
+            dict(type='RandomResize', scale=img_scale, ratio_range=(0.7, 1.0), keep_ratio=True,
+                 clip_object_border=False),
+            dict(type='YOLOXHSVRandomAug', hue_delta=90, saturation_delta=80, value_delta=60),
+        ]),
+    dict(type='TransformBroadcaster', share_random_params=True, transforms=[dict(type='RandomFlip', prob=0.5)]),
+    dict(type='PackVastMATInputs')
+]
+train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+
+optim_wrapper = dict(optimizer=dict(_delete_=True, type='AdamW', lr=2e-3, weight_decay=0.05))
+param_scheduler = [
+    dict(type='LinearLR', start_factor=0.1, by_epoch=False, begin=0, end=30),
+    dict(type='CosineAnnealingLR', by_epoch=False, begin=30, end=max_iters, eta_min=1e-4)
+]
+train_cfg = dict(max_iters=max_iters, val_interval=max_iters + 1)
+default_hooks = dict(logger=dict(interval=50), checkpoint=dict(interval=max_iters))

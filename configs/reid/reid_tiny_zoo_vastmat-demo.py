@@ -1,0 +1,16 @@
+# The zoo's ReID model (`make demo`, tools/zoo_benchmark.py: TrackTrack's appearance features): the ResNet-18 of
+# reid_tiny_vastmat-demo.py trained long enough on a CPU to tell the demo's animals apart, on identity crops of the
+# Protocol 1 train videos of the rendered demo data.
+_base_ = ['./reid_tiny_vastmat-demo.py']
+
+max_iters = 200
+zoo_seconds_per_iter = 0.36  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
+
+train_dataloader = dict(dataset=dict(triplet_sampler=dict(num_ids=8, ins_per_id=4)))
+optim_wrapper = dict(optimizer=dict(lr=0.01))
+param_scheduler = [
+    dict(type='LinearLR', start_factor=0.1, by_epoch=False, begin=0, end=20),
+    dict(type='CosineAnnealingLR', by_epoch=False, begin=20, end=max_iters, eta_min=1e-4)
+]
+train_cfg = dict(max_iters=max_iters, val_interval=max_iters + 1)
+default_hooks = dict(logger=dict(interval=50), checkpoint=dict(interval=max_iters))

@@ -1,0 +1,95 @@
+"""Convergence of the zoo's tiny models: the training loss and a quality measure against iterations.
+
+Each learned part of the zoo (:mod:`.zoo`) is trained as the zoo trains it (same config, same kept checkpoints, so
+a finished ``make demo`` is reused), and at every kept checkpoint gets:
+
+* the training loss: the mean of the logged losses since the previous checkpoint (mmengine's ``scalars.json``);
+* its quality on the test videos: detection AP50 for the detector; DetA (detection) and AssA (identity) of the
+  tracking model for the joint and end-to-end models; ReID mAP and rank-1 of identity crops for the ReID model;
+  DiffMOT's DetA and AssA with the D2MP for the motion model.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os.path as osp
+from typing import Any
+
+import numpy as np
+
+from .zoo import ZooContext, run_cached_member, run_model_member, train, training_config
+from .zoo_training import Training, detect
+
+
+def logged_losses(training: Training) -> list[tuple[int, float]]:
+    """``(iteration, loss)`` of every logged training step (mmengine's ``vis_data/scalars.json``)."""
+    out = []
+    for path in sorted(glob.glob(osp.join(training.work_dir, '*', 'vis_data', 'scalars.json'))):
+        for line in open(path, encoding='utf-8'):
+            record = json.loads(line)
+            if 'loss' in record and 'iter' in record:
+                out.append((int(record['iter']), float(record['loss'])))
+    return sorted(out)
+
+
+def window_loss(losses: list[tuple[int, float]], start: int, end: int) -> float:
+    """Mean logged loss of the iterations in ``(start, end]`` (NaN when none was logged)."""
+    values = [loss for it, loss in losses if start < it <= end]
+    return float(np.mean(values)) if values else float('nan')
+
+
+def reid_metrics(ctx: ZooContext, config: str, checkpoint: str, out_dir: str) -> dict:
+    """The ReID config's test evaluator (mAP, CMC rank-1) on the test videos' identity crops at ``checkpoint``."""
+    from vastmat.engine.cli import build_quiet_runner
+    cfg = training_config(ctx, config, 'ReID test')
+    cfg.work_dir = out_dir
+    cfg.load_from = checkpoint
+    cfg.test_dataloader.dataset.split = 'test'
+    return build_quiet_runner(cfg).test()
+
+
+def convergence_rows(ctx: ZooContext, members: list, detector_config: str | None) -> list[dict]:
+    """One row per kept checkpoint of every learned part: model, part, iteration, minutes, loss and measures."""
+    rows: list[dict[str, Any]] = []
+
+    def add(model: str, training: Training, measures_at: Any) -> None:
+        losses = logged_losses(training)
+        previous = 0
+        for iteration, checkpoint in training.checkpoints:
+            rows.append(dict(model=model, iteration=iteration, minutes=training.minutes(iteration),
+                             loss=window_loss(losses, previous, iteration), **measures_at(iteration, checkpoint)))
+            previous = iteration
+
+    if detector_config is not None:
+        training = train(ctx, detector_config, 'detector')
+        add(f'detector ({osp.basename(detector_config)})', training, lambda it, ckpt: dict(AP50=detect(
+            detector_config, ckpt, ctx.data_root, ctx.protocol, osp.join(training.work_dir, 'convergence',
+                                                                        f'iter_{it}')).get('det/AP50')))
+        # the trained detector's boxes, for the motion model (scored through its tracker)
+        det_root, extra = osp.join(ctx.work_dir, 'dets'), dict(nms95=osp.join(ctx.work_dir, 'dets_nms95'))
+        work_dir = osp.join(training.work_dir, 'convergence')
+        detect(detector_config, training.checkpoint, ctx.data_root, ctx.protocol, work_dir, det_root)
+        detect(detector_config, training.checkpoint, ctx.data_root, ctx.protocol, work_dir, extra['nms95'], 0.95)
+    by_name = {m.name: m for m in members}
+    for member in members:
+        if member.checkpoint_of:
+            continue  # tests another member's checkpoint: nothing of its own converges
+        if member.demo_parts:
+            (kind, config), = member.demo_parts.items()
+            training = train(ctx, config, f'{member.name} {kind}')
+            if kind == 'features':
+                add(f'{member.name} ReID ({osp.basename(config)})', training, lambda it, ckpt, c=config, t=training: {
+                    key.split('/')[-1]: value for key, value in reid_metrics(
+                        ctx, c, ckpt, osp.join(t.work_dir, 'convergence', f'iter_{it}')).items()
+                    if key.split('/')[-1] in ('mAP', 'R1')})
+                continue
+            if detector_config is None:
+                continue  # the motion model is scored through its tracker, on the detector's boxes
+            curve = {p['iteration']: p for p in run_cached_member(ctx, member, ['original'], det_root, extra)['curve']}
+            add(f'{member.name} D2MP ({osp.basename(config)})', training,
+                lambda it, ckpt, c=curve: dict(DetA=c[it]['DetA'], AssA=c[it]['AssA']))
+        elif member.demo_config:
+            curve = {p['iteration']: p for p in run_model_member(ctx, member, ['original'], by_name)['curve']}
+            add(f'{member.name} ({osp.basename(member.demo_config)})', train(ctx, member.demo_config, member.name),
+                lambda it, ckpt, c=curve: dict(DetA=c[it]['DetA'], AssA=c[it]['AssA']))
+    return rows

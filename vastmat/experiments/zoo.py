@@ -1,0 +1,230 @@
+"""The model zoo's runs on one protocol of a VastMAT root: every zoo tracker (:func:`zoo_trackers`) trained where it
+learns and tracking the test videos.
+
+* trackers on cached detections (ByteTrack, TrackTrack, DiffMOT, plugins): the detector's boxes, plus the learned
+  inputs a tracker declares in ``zoo_demo_parts`` (``features``: a ReID model trained on identity crops of the train
+  videos, its features appended to the boxes; ``motion``: a D2MP trained on the train trajectories);
+* joint and end-to-end models (FairMOT, QDTrack, TransTrack, MOTIP): their ``zoo_demo_config`` trained on the train
+  videos and tested whole; TCEI tests MOTIP's checkpoint (``zoo_checkpoint_of``).
+
+Each learned tracker is scored at every kept checkpoint (HOTA against training minutes, the first checkpoint beside
+the last); the last checkpoint runs once per matcher where the tracker takes one.
+"""
+from __future__ import annotations
+
+import os.path as osp
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from mmengine.config import Config
+
+from vastmat.models.trackers.zoo import ZooTracker, config_path
+
+from .zoo_training import Training, expected_seconds, find_training, set_schedule, test_tracking_model, \
+    train_once, zoo_config
+
+TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
+DEMO_DETECTOR = config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')  # the demo data's detector
+NUM_CHECKPOINTS = 3  # scored checkpoints of every learned part: HOTA against training minutes
+PART_LABELS = dict(features='ReID model (features)', motion='D2MP (motion)')
+
+
+@dataclass
+class ZooContext:
+    """What every run of one protocol shares."""
+
+    data_root: str
+    protocol: str
+    videos: list[str]
+    work_dir: str  # W/<protocol>
+    preset: str = 'vastmat'
+    train_iters: int | None = None  # every training's length (None: each config's)
+    log: Callable[[str], None] = print
+    trainings: dict[str, Training] = field(default_factory=dict)  # by config path: each part trained once
+
+
+def select_members(names: list[str] | None) -> list[ZooTracker]:
+    """The zoo trackers named (case-insensitive; all when None), in the zoo's order."""
+    from vastmat.engine.cli import UserInputError
+    from vastmat.models.trackers.zoo import zoo_trackers
+    members = zoo_trackers()
+    if not names:
+        return members
+    known = {m.name.lower(): m for m in members}
+    unknown = [n for n in names if n.lower() not in known]
+    if unknown:
+        raise UserInputError(f'--trackers {" ".join(unknown)}: not a zoo tracker (known: '
+                             f'{", ".join(m.name for m in members)})')
+    wanted = {n.lower() for n in names}
+    return [m for m in members if m.name.lower() in wanted]
+
+
+def matcher_fragment_or_none(name: str) -> dict | None:
+    """None for the tracker's own matcher (``original``), else the ``matcher`` of ``configs/matchers/<name>.py``."""
+    from vastmat.apis import matcher_fragment
+    return None if name == 'original' else matcher_fragment(name)
+
+
+def training_config(ctx: ZooContext, config: str, label: str) -> Config:
+    return zoo_config(config, ctx.data_root, ctx.protocol, osp.join(ctx.work_dir, 'training',
+                                                                   osp.splitext(osp.basename(config))[0]), label)
+
+
+def use_pretrained_backbone(cfg: Config, checkpoint: str) -> None:
+    """Start ``model.detector.backbone`` from the ``backbone.*`` weights of ``checkpoint``."""
+    cfg.model.detector.backbone.init_cfg = dict(type='Pretrained', checkpoint=checkpoint, prefix='backbone.')
+
+
+def train(ctx: ZooContext, config: str, label: str) -> Training:
+    """Train ``config`` on the protocol's train videos once per run (and reuse an earlier run's training). A config
+    with ``zoo_pretrained_backbone = CONFIG`` starts from the backbone of that config's training (trained first)."""
+    if config not in ctx.trainings:
+        cfg = training_config(ctx, config, label)
+        if cfg.get('zoo_pretrained_backbone'):
+            source = config_path(cfg.zoo_pretrained_backbone)
+            use_pretrained_backbone(cfg, train(ctx, source, f'{osp.basename(source)} (backbone of {label})').checkpoint)
+        start = time.perf_counter()
+        training = train_once(cfg, ctx.train_iters, NUM_CHECKPOINTS)
+        if training.reused:
+            ctx.log(f'  {label}: reusing the training of {training.work_dir}')
+        else:
+            ctx.log(f'  {label}: trained {training.max_iters} iterations in {time.perf_counter() - start:.0f} s')
+        ctx.trainings[config] = training
+    return ctx.trainings[config]
+
+
+def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str, str, float | None]]:
+    """``(label, config, expected seconds or None when already trained)`` of every training the members need."""
+    plan, seen = [], set()
+    for member in members:
+        configs = list(member.demo_parts.values())
+        if member.demo_config and not member.checkpoint_of:
+            configs.append(member.demo_config)
+        for config in configs:
+            if config in seen:
+                continue
+            seen.add(config)
+            cfg = training_config(ctx, config, member.name)
+            set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
+            reused = True
+            if cfg.get('zoo_pretrained_backbone'):  # trained after the backbone's source, from its checkpoint
+                source = training_config(ctx, config_path(cfg.zoo_pretrained_backbone), 'backbone')
+                set_schedule(source, ctx.train_iters, NUM_CHECKPOINTS)
+                found = find_training(source)
+                if found is None:
+                    reused = False
+                    if source.filename not in seen:
+                        seen.add(source.filename)
+                        plan.append((f'backbone: {osp.basename(source.filename)}', source.filename,
+                                     expected_seconds(source, ctx.train_iters)))
+                else:
+                    use_pretrained_backbone(cfg, found.checkpoint)
+            reused = reused and find_training(cfg) is not None
+            plan.append((f'{member.name}: {osp.basename(config)}', config,
+                         None if reused else expected_seconds(cfg, ctx.train_iters)))
+    return plan
+
+
+# ------------------------------------------------------------------------------------------------- cached detections
+def track_on_cached(ctx: ZooContext, member: ZooTracker, matcher: str, det_root: str, extra_det_roots: dict | None,
+                    run_dir: str, tracker_overrides: dict | None = None, progress: Any = None) -> dict:
+    """One tracker with one matcher on cached detections: ``dict(metrics, seconds)`` or ``dict(skipped=reason)``."""
+    from vastmat.apis import init_model, track_and_score
+    from vastmat.structures.tracking import MissingTrackerInput
+    cfg = Config.fromfile(TRACKING_BASE)
+    cfg.model.tracker = {**member.config(matcher_fragment_or_none(matcher)), **(tracker_overrides or {})}
+    try:
+        metrics, seconds = track_and_score(init_model(cfg), ctx.data_root, det_root, ctx.videos, run_dir,
+                                           ctx.preset, progress=progress, extra_det_roots=extra_det_roots)
+    except MissingTrackerInput as exc:  # e.g. appearance features the cached detections do not carry
+        return dict(skipped=str(exc))
+    return dict(metrics=metrics, seconds=seconds)
+
+
+def part_inputs(ctx: ZooContext, kind: str, config: str, training: Training, iteration: int, checkpoint: str,
+                det_root: str, extra_det_roots: dict) -> tuple[str, dict, dict]:
+    """The tracker's inputs with a learned part at one checkpoint: ``(det_root, extra_det_roots, tracker
+    overrides)``. ``features``: every detection set gets the ReID model's features (dumped under the training's
+    work dir); ``motion``: the tracker's ``motion`` is the D2MP of ``config`` with that checkpoint."""
+    if kind == 'motion':
+        model = Config.fromfile(config).model.to_dict()
+        return det_root, extra_det_roots, dict(motion=dict(model, checkpoint=checkpoint))
+    if kind == 'features':
+        from vastmat.engine.cli import build_quiet_runner
+        from vastmat.evaluation.metrics.dump_features import feature_dump_config
+        roots = {}
+        for name, root in dict(dets=det_root, **extra_det_roots).items():
+            out = osp.join(ctx.work_dir, 'features', osp.basename(training.work_dir), f'iter_{iteration}', name)
+            cfg = training_config(ctx, config, f'ReID features of {name} (iteration {iteration})')
+            cfg.work_dir = osp.join(training.work_dir, 'dump')
+            cfg.load_from = checkpoint
+            cfg.test_dataloader.dataset.split = 'test'
+            feature_dump_config(cfg, out, root, ctx.data_root)
+            build_quiet_runner(cfg).test()
+            roots[name] = out
+        return roots.pop('dets'), roots, {}
+    raise ValueError(f"zoo_demo_parts: unknown kind {kind!r} (known: 'features', 'motion')")
+
+
+def run_cached_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], det_root: str,
+                      extra_det_roots: dict) -> dict:
+    """A tracker on the detector's cached detections: its learned parts trained, every checkpoint of them scored
+    with the original matcher (the curve), the last one with every matcher. Returns ``dict(runs={matcher: run},
+    curve=[...], training=...)``."""
+    out: dict[str, Any] = dict(runs={}, curve=[])
+    if not member.demo_parts:
+        for matcher in matchers:
+            out['runs'][matcher] = track_on_cached(ctx, member, matcher, det_root, extra_det_roots,
+                                                   osp.join(ctx.work_dir, member.name, matcher))
+        return out
+    if len(member.demo_parts) > 1:
+        raise ValueError(f'{member.name}: the zoo trains one learned part per tracker, got {member.demo_parts}')
+    (kind, config), = member.demo_parts.items()
+    training = train(ctx, config, f'{member.name} {kind}')
+    out['training'] = dict(config=config, seconds=training.seconds, iterations=training.max_iters,
+                           reused=training.reused, kind=PART_LABELS.get(kind, kind))
+    for iteration, checkpoint in training.checkpoints:
+        last = iteration == training.checkpoints[-1][0]
+        roots = part_inputs(ctx, kind, config, training, iteration, checkpoint, det_root, extra_det_roots)
+        for matcher in (matchers if last else ['original']):
+            run_dir = osp.join(ctx.work_dir, member.name, matcher if last else f'original_iter_{iteration}')
+            run = track_on_cached(ctx, member, matcher, roots[0], roots[1], run_dir, roots[2])
+            if matcher == 'original':
+                out['curve'].append(curve_point(training, iteration, run))
+            if last:
+                out['runs'][matcher] = run
+    return out
+
+
+def curve_point(training: Training, iteration: int, run: dict) -> dict:
+    metrics = run.get('metrics', {}).get('COMBINED', {})
+    return dict(iteration=iteration, minutes=training.minutes(iteration),
+                **{key: metrics.get(key, float('nan')) for key in ('HOTA', 'DetA', 'AssA', 'IDF1', 'MOTA')})
+
+
+# ------------------------------------------------------------------------------------------ joint / end-to-end models
+def run_model_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], members: dict[str, ZooTracker]) -> dict:
+    """A whole tracking model: trained (or the checkpoint of ``checkpoint_of``), tested at every checkpoint (the
+    curve) and, at the last one, with every matcher if the tracker takes one."""
+    owner = members.get(member.checkpoint_of) if member.checkpoint_of else member
+    if member.checkpoint_of and owner is None:
+        raise ValueError(f'{member.name}: zoo_checkpoint_of {member.checkpoint_of!r} is not a zoo tracker')
+    training = train(ctx, owner.demo_config, owner.name)
+    out: dict[str, Any] = dict(runs={}, curve=[], training=dict(
+        config=owner.demo_config, seconds=training.seconds, iterations=training.max_iters, reused=training.reused,
+        kind='checkpoint of ' + owner.name if member.checkpoint_of else 'model'))
+    cfg = zoo_config(member.demo_config, ctx.data_root, ctx.protocol, ctx.work_dir, f'{member.name}')
+    for iteration, checkpoint in training.checkpoints:
+        last = iteration == training.checkpoints[-1][0]
+        for matcher in (matchers if last and member.takes_matcher else ['original']):
+            run_dir = osp.join(training.work_dir, 'tests', member.name, ctx.preset, f'iter_{iteration}', matcher)
+            start = time.perf_counter()
+            metrics = test_tracking_model(cfg, checkpoint, ctx.videos, run_dir, ctx.preset,
+                                          matcher=matcher_fragment_or_none(matcher))
+            run = dict(metrics=metrics, seconds=time.perf_counter() - start)
+            if matcher == 'original':
+                out['curve'].append(curve_point(training, iteration, run))
+            if last:
+                out['runs'][matcher] = run
+    return out

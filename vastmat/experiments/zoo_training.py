@@ -1,0 +1,206 @@
+"""The trainings and tests of the model zoo on a VastMAT root (the demo data by default).
+
+Every learned part of the zoo (the detector, a ReID model, D2MP, the joint and end-to-end models) is trained once by
+:func:`train_once`, in a work dir named by a hash of its resolved config and data root, and reused by every later
+run with the same settings. Checkpoints are kept at evenly spaced iterations, so that the zoo can score a model
+against its training time (HOTA at the first checkpoint beside the last: training did it).
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import json
+import os.path as osp
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from mmengine.config import Config
+
+from vastmat.utils.io import write_json_atomic
+
+RECORD = 'zoo_training.json'  # written last in a training's work dir: its presence marks a finished training
+
+
+@dataclass
+class Training:
+    """A finished training: its work dir, checkpoints ``[(iteration, path), ...]`` in order (the last is the
+    trained model), its wall time and length, and whether this run trained it or found it."""
+
+    work_dir: str
+    checkpoints: list[tuple[int, str]]
+    seconds: float
+    max_iters: int
+    reused: bool
+
+    @property
+    def checkpoint(self) -> str:
+        return self.checkpoints[-1][1]
+
+    def minutes(self, iteration: int) -> float:
+        """Training minutes up to ``iteration`` (the pace is even: the wall time shared by iterations)."""
+        return self.seconds * iteration / self.max_iters / 60
+
+
+def point_datasets(node: Any, data_root: str, protocol: str) -> None:
+    """Point every VastMATDataset of a config node (wrapped ones included) at ``data_root`` and ``protocol``."""
+    if isinstance(node, dict):
+        if node.get('type') == 'VastMATDataset':
+            node['data_root'], node['protocol'] = data_root, protocol
+        for value in node.values():
+            point_datasets(value, data_root, protocol)
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            point_datasets(value, data_root, protocol)
+
+
+def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: str, label: str) -> Config:
+    """A config on ``data_root``'s ``protocol`` splits (the TrajectoryWindowDataset of D2MP and the ReID datasets
+    included), with a progress hook labelled ``label`` and no launcher."""
+    cfg = Config.fromfile(config) if isinstance(config, str) else config.copy()
+    for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        loader = cfg.get(key)
+        if not loader:
+            continue
+        point_datasets(loader, data_root, protocol)
+        dataset = loader.get('dataset', {})
+        if dataset.get('type') in ('TrajectoryWindowDataset', 'VastMATReIDDataset', 'VastMATDetectionCrops'):
+            dataset['data_root'] = data_root
+            if dataset.get('protocol') is not None:
+                dataset['protocol'] = protocol
+    cfg.work_dir = work_dir
+    cfg.launcher = 'none'
+    cfg.custom_hooks = [h for h in cfg.get('custom_hooks') or [] if h.get('type') != 'ProgressBarHook'] + [
+        dict(type='ProgressBarHook', description=f'  {label}')]
+    return cfg
+
+
+def set_schedule(cfg: Config, iters: int | None, num_checkpoints: int) -> int:
+    """Train for ``iters`` iterations (None: the config's; the schedulers are cut to fit) and keep
+    ``num_checkpoints`` evenly spaced checkpoints, the last at the end; no validation. Returns the length.
+
+    Raises:
+        ValueError: the config trains by epochs.
+    """
+    if 'max_iters' not in cfg.train_cfg:
+        raise ValueError(f'{cfg.filename}: the zoo trains by iterations, but train_cfg has no max_iters')
+    if iters is not None:
+        cfg.train_cfg.max_iters = iters
+        for scheduler in cfg.get('param_scheduler') or []:
+            scheduler['end'] = min(scheduler.get('end', iters), iters)
+            scheduler['begin'] = min(scheduler.get('begin', 0), iters - 1)
+    length = cfg.train_cfg.max_iters
+    cfg.train_cfg.val_interval = length + 1
+    interval = -(-length // max(1, min(num_checkpoints, length)))  # ceil: the last one at the end (save_last)
+    cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=interval, by_epoch=False, save_last=True,
+                                        max_keep_ckpts=-1)
+    return length
+
+
+def _identity(cfg: Config) -> str:
+    text = json.dumps(cfg.to_dict(), sort_keys=True, default=repr)
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def _checkpoints(work_dir: str) -> list[tuple[int, str]]:
+    found = []
+    for path in glob.glob(osp.join(work_dir, 'iter_*.pth')):
+        match = re.fullmatch(r'iter_(\d+)\.pth', osp.basename(path))
+        if match:
+            found.append((int(match.group(1)), path))
+    return sorted(found)
+
+
+def find_training(cfg: Config) -> Training | None:
+    """The finished training of this config (as :func:`train_once` would name it), or None."""
+    work_dir = osp.join(cfg.work_dir, _identity(cfg))
+    record = osp.join(work_dir, RECORD)
+    if not osp.isfile(record):
+        return None
+    saved = json.load(open(record, encoding='utf-8'))
+    checkpoints = [(it, osp.join(work_dir, name)) for it, name in saved['checkpoints']]
+    if not all(osp.isfile(path) for _, path in checkpoints):
+        return None
+    return Training(work_dir, checkpoints, saved['seconds'], saved['max_iters'], reused=True)
+
+
+def train_once(cfg: Config, iters: int | None = None, num_checkpoints: int = 1) -> Training:
+    """Train ``cfg`` (a :func:`zoo_config`) unless the same config on the same data was trained before in
+    ``cfg.work_dir``: each training lives in ``cfg.work_dir/<hash of the resolved config>``."""
+    from vastmat.engine.cli import build_quiet_runner
+    cfg = cfg.copy()
+    length = set_schedule(cfg, iters, num_checkpoints)
+    found = find_training(cfg)
+    if found is not None:
+        return found
+    cfg.work_dir = osp.join(cfg.work_dir, _identity(cfg))
+    runner = build_quiet_runner(cfg)
+    start = time.perf_counter()
+    runner.train()
+    seconds = time.perf_counter() - start
+    checkpoints = _checkpoints(cfg.work_dir)
+    write_json_atomic(dict(seconds=seconds, max_iters=length,
+                           checkpoints=[(it, osp.basename(path)) for it, path in checkpoints]),
+                      osp.join(cfg.work_dir, RECORD))
+    return Training(cfg.work_dir, checkpoints, seconds, length, reused=False)
+
+
+def expected_seconds(cfg: Config, iters: int | None = None) -> float:
+    """How long training ``cfg`` takes on 2 cores, from its ``zoo_seconds_per_iter`` (measured, in the config);
+    0 when the config does not say."""
+    per_iter = cfg.get('zoo_seconds_per_iter') or 0.0
+    return per_iter * (iters if iters is not None else cfg.train_cfg.get('max_iters', 0))
+
+
+def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], out_dir: str, preset: str,
+                        matcher: dict | None = None, dump_dets: str | None = None,
+                        before_test: Callable[[Any], None] | None = None) -> dict:
+    """Track the test videos with a whole tracking model (``cfg``: a :func:`zoo_config`) at ``checkpoint`` and
+    score them with TrackEval (per video and COMBINED, as :func:`vastmat.apis.track_and_score`); ``matcher``
+    replaces the tracker's, ``dump_dets`` also writes its detections. ``out_dir/metrics.json`` (written last) is
+    reused when present."""
+    from vastmat.engine.cli import apply_tracking_options, build_quiet_runner
+    from vastmat.evaluation.mot_eval import evaluate, sequence_specs
+    saved = osp.join(out_dir, 'metrics.json')
+    if osp.isfile(saved):
+        return json.load(open(saved, encoding='utf-8'))
+    cfg = cfg.copy()
+    cfg.work_dir = out_dir
+    cfg.load_from = checkpoint
+    cfg.test_dataloader.dataset.split = 'test'
+    if matcher is not None:
+        cfg.model.tracker.matcher = matcher
+    apply_tracking_options(cfg, argparse.Namespace(dump_dets=dump_dets, workers=0))
+    runner = build_quiet_runner(cfg)
+    if dump_dets is not None:
+        from vastmat.evaluation.metrics import DumpTrackingDetections
+        runner.test_evaluator.metrics.append(DumpTrackingDetections(dump_dets))
+    if before_test is not None:
+        before_test(runner)
+    runner.test()
+    data_root = cfg.test_dataloader.dataset.data_root
+    specs, _ = sequence_specs(data_root, osp.join(out_dir, 'results'), videos)
+    metrics = evaluate(specs, preset)
+    write_json_atomic(metrics, saved)
+    return metrics
+
+
+def detect(config: str, checkpoint: str, data_root: str, protocol: str, work_dir: str, out_dir: str | None = None,
+           nms_iou: float | None = None) -> dict:
+    """Test a detector on the protocol's test videos (COCO metrics, ``det/AP50`` ...) and, with ``out_dir``, dump
+    its boxes there as det.txt files (with NMS at ``nms_iou`` when given); returns its metrics."""
+    from vastmat.engine.cli import apply_tracking_options, build_quiet_runner
+    from vastmat.evaluation.metrics import DumpTrackingDetections
+    cfg = zoo_config(config, data_root, protocol, work_dir, f'{protocol} detector')
+    if nms_iou is not None:
+        cfg.model.test_cfg.nms = dict(type='nms', iou_threshold=nms_iou)
+    cfg.load_from = checkpoint
+    cfg.test_dataloader.dataset.split = 'test'
+    cfg.test_evaluator = [dict(type='VastMATDetMetric')]
+    apply_tracking_options(cfg, argparse.Namespace(dump_dets=out_dir))
+    runner = build_quiet_runner(cfg)
+    if out_dir is not None:
+        runner.test_evaluator.metrics.append(DumpTrackingDetections(out_dir))
+    return runner.test()

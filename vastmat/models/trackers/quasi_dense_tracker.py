@@ -1,0 +1,15 @@
+"""QDTrack's tracker in the model zoo: mmdet's ``QuasiDenseTracker`` (the official algorithm, reused as it is),
+registered in VastMAT's scope so that it declares its zoo membership like the other trackers (:mod:`.zoo`)."""
+from __future__ import annotations
+
+from mmdet.models.trackers import QuasiDenseTracker as MMDetQuasiDenseTracker
+
+from vastmat.registry import MODELS
+
+
+@MODELS.register_module()
+class QuasiDenseTracker(MMDetQuasiDenseTracker):
+    """mmdet's ``QuasiDenseTracker``, unchanged (its own embedding association: no ``matcher``)."""
+
+    zoo_name = 'QDTrack'
+    zoo_demo_config = 'qdtrack/qdtrack_tiny_zoo_vastmat-demo.py'
