@@ -142,3 +142,26 @@ def test_zoo_configs_start_from_the_demo_detectors_backbone():
         assert cfg.zoo_pretrained_backbone == fragment.zoo_pretrained_backbone, name
         assert cfg.model.detector.backbone.type == 'CSPDarknet' and 'depth' not in cfg.model.detector.backbone
         assert cfg.model.data_preprocessor.mean == [0.0, 0.0, 0.0] and not cfg.model.data_preprocessor.bgr_to_rgb
+
+
+def test_zoo_training_schedule_and_identity(demo_root, tmp_path):
+    """Evenly spaced checkpoints, the last at the end; the work dir's hash ignores the progress label but not the
+    settings; an epoch-based config is refused."""
+    from mmengine.config import Config
+
+    from vastmat.experiments.zoo_training import _identity, set_schedule, zoo_config
+    from vastmat.models.trackers.zoo import config_path
+    config = config_path('d2mp/d2mp_tiny_zoo_vastmat-demo.py')
+    cfg = zoo_config(config, demo_root, 'protocol1', str(tmp_path), 'one label')
+    assert cfg.train_dataloader.dataset.data_root == demo_root
+    assert set_schedule(cfg, 200, 3) == 200
+    assert cfg.default_hooks.checkpoint.interval == 67 and cfg.default_hooks.checkpoint.save_last  # 67, 134, 200
+    assert set_schedule(zoo_config(config, demo_root, 'protocol1', str(tmp_path), 'x'), 2, 3) == 2
+    other = zoo_config(config, demo_root, 'protocol1', str(tmp_path), 'another label')
+    set_schedule(other, 200, 3)
+    assert _identity(other) == _identity(cfg)
+    set_schedule(other, 201, 3)
+    assert _identity(other) != _identity(cfg)
+    epochs = Config.fromfile(config_path('d2mp/d2mp_1xb2048-800e_vastmat-p1.py'))
+    with pytest.raises(ValueError, match='trains by iterations'):
+        set_schedule(epochs, None, 3)

@@ -10,12 +10,15 @@ _base_ = ['./qdtrack_tiny_vastmat-demo.py', '../_base_/models/yolox_demo_backbon
 
 img_scale = (192, 144)
 max_iters = 400
-zoo_seconds_per_iter = 0.46  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
+zoo_seconds_per_iter = 0.45  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
 
+# Test thresholds: half the official ones, the one rule of every tiny model of the zoo (not tuned per model): after
+# minutes of training a tiny model's scores are about half as confident as a full-size model's (measured: the zoo's
+# FairMOT tracks nothing at the official 0.4, HOTA 19.8 at 0.2; MOTIP nothing at 0.3 / 0.6, 12.5 at 0.15 / 0.3)
 model = dict(
     data_preprocessor={{_base_.demo_backbone_input}},
     detector=dict(backbone={{_base_.demo_backbone_from_stride4}}),
-    tracker=dict(init_score_thr=0.9, obj_score_thr=0.5))  # the official thresholds
+    tracker=dict(init_score_thr=0.45, obj_score_thr=0.25))  # official 0.9 / 0.5, halved (above)
 
 train_pipeline = [
     dict(type='VastMATRefFrameSample', num_ref_imgs=1, frame_range_seconds=10 / 30, filter_key_img=True),

@@ -9,13 +9,16 @@
 # circle (every rendered animal has its own random colour).
 _base_ = ['./transtrack_tiny_vastmat-demo.py', '../_base_/models/yolox_demo_backbone.py']
 
-max_iters = 800
-zoo_seconds_per_iter = 0.24  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
+max_iters = 600
+zoo_seconds_per_iter = 0.3  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
 
+# Test thresholds: half the official ones, the one rule of every tiny model of the zoo (not tuned per model): after
+# minutes of training a tiny model's scores are about half as confident as a full-size model's (measured: the zoo's
+# FairMOT tracks nothing at the official 0.4, HOTA 19.8 at 0.2; MOTIP nothing at 0.3 / 0.6, 12.5 at 0.15 / 0.3)
 model = dict(
     data_preprocessor={{_base_.demo_backbone_input}},
     detector=dict(backbone={{_base_.demo_backbone}}),
-    tracker=dict(track_thresh=0.4))  # the official threshold
+    tracker=dict(track_thresh=0.2))  # official 0.4, halved (above)
 
 train_transforms = [
     dict(type='LoadImageFromFile'),

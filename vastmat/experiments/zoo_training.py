@@ -8,6 +8,7 @@ against its training time (HOTA at the first checkpoint beside the last: trainin
 from __future__ import annotations
 
 import argparse
+import copy
 import glob
 import hashlib
 import json
@@ -21,7 +22,8 @@ from mmengine.config import Config
 
 from vastmat.utils.io import write_json_atomic
 
-RECORD = 'zoo_training.json'  # written last in a training's work dir: its presence marks a finished training
+RECORD = 'zoo_training.json'
+RUN_HOOKS = ('ProgressBarHook', 'AdaptiveThreadsHook')  # how a run is shown and paced, not what it learns  # written last in a training's work dir: its presence marks a finished training
 
 
 @dataclass
@@ -58,8 +60,8 @@ def point_datasets(node: Any, data_root: str, protocol: str) -> None:
 
 def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: str, label: str) -> Config:
     """A config on ``data_root``'s ``protocol`` splits (the TrajectoryWindowDataset of D2MP and the ReID datasets
-    included), with a progress hook labelled ``label`` and no launcher."""
-    cfg = Config.fromfile(config) if isinstance(config, str) else config.copy()
+    included), with a progress hook labelled ``label``, adaptive CPU threads and no launcher."""
+    cfg = Config.fromfile(config) if isinstance(config, str) else copy.deepcopy(config)
     for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         loader = cfg.get(key)
         if not loader:
@@ -72,8 +74,8 @@ def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: st
                 dataset['protocol'] = protocol
     cfg.work_dir = work_dir
     cfg.launcher = 'none'
-    cfg.custom_hooks = [h for h in cfg.get('custom_hooks') or [] if h.get('type') != 'ProgressBarHook'] + [
-        dict(type='ProgressBarHook', description=f'  {label}')]
+    cfg.custom_hooks = [h for h in cfg.get('custom_hooks') or [] if h.get('type') not in RUN_HOOKS] + [
+        dict(type='ProgressBarHook', description=f'  {label}'), dict(type='AdaptiveThreadsHook')]
     return cfg
 
 
@@ -99,8 +101,31 @@ def set_schedule(cfg: Config, iters: int | None, num_checkpoints: int) -> int:
     return length
 
 
+def _training_settings(node: Any) -> Any:
+    """``node`` less what only testing reads: ``test_cfg`` entries and a tracker's own scalar settings (its
+    thresholds; its learned modules, dicts, stay whole)."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key == 'test_cfg':
+                continue
+            if key == 'tracker' and isinstance(value, dict):
+                value = {k: v for k, v in value.items() if k == 'type' or isinstance(v, (dict, list, tuple))}
+            out[key] = _training_settings(value)
+        return out
+    if isinstance(node, (list, tuple)):
+        return [_training_settings(value) for value in node]
+    return node
+
+
 def _identity(cfg: Config) -> str:
-    text = json.dumps(cfg.to_dict(), sort_keys=True, default=repr)
+    """A hash of what decides a training's result: the resolved config, less the progress display's label and
+    what only testing reads (test / val settings, the tracker's thresholds), so that test settings can change
+    without training again."""
+    settings = {key: value for key, value in cfg.to_dict().items() if not key.startswith(('test_', 'val_'))}
+    settings['custom_hooks'] = [h for h in settings.get('custom_hooks') or [] if h.get('type') not in RUN_HOOKS]
+    settings['model'] = _training_settings(settings.get('model', {}))
+    text = json.dumps(settings, sort_keys=True, default=repr)
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
@@ -130,7 +155,7 @@ def train_once(cfg: Config, iters: int | None = None, num_checkpoints: int = 1) 
     """Train ``cfg`` (a :func:`zoo_config`) unless the same config on the same data was trained before in
     ``cfg.work_dir``: each training lives in ``cfg.work_dir/<hash of the resolved config>``."""
     from vastmat.engine.cli import build_quiet_runner
-    cfg = cfg.copy()
+    cfg = copy.deepcopy(cfg)
     length = set_schedule(cfg, iters, num_checkpoints)
     found = find_training(cfg)
     if found is not None:
@@ -166,7 +191,7 @@ def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], 
     saved = osp.join(out_dir, 'metrics.json')
     if osp.isfile(saved):
         return json.load(open(saved, encoding='utf-8'))
-    cfg = cfg.copy()
+    cfg = copy.deepcopy(cfg)  # Config.copy is shallow: the evaluator's outfile_dir would be shared
     cfg.work_dir = out_dir
     cfg.load_from = checkpoint
     cfg.test_dataloader.dataset.split = 'test'
@@ -181,7 +206,9 @@ def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], 
         before_test(runner)
     runner.test()
     data_root = cfg.test_dataloader.dataset.data_root
-    specs, _ = sequence_specs(data_root, osp.join(out_dir, 'results'), videos)
+    specs, missing = sequence_specs(data_root, osp.join(out_dir, 'results'), videos)
+    if missing:
+        raise RuntimeError(f'{out_dir}/results: the test wrote no tracks for {", ".join(missing)}')
     metrics = evaluate(specs, preset)
     write_json_atomic(metrics, saved)
     return metrics
