@@ -3,7 +3,7 @@
 _base_ = ['./d2mp_tiny_animaltrack.py']
 
 data_root = 'data/demo/'
-max_iters = 150
+max_iters = 100
 zoo_seconds_per_iter = 0.6  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
 
 train_dataloader = dict(

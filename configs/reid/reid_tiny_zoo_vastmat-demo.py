@@ -3,7 +3,7 @@
 # Protocol 1 train videos of the rendered demo data.
 _base_ = ['./reid_tiny_vastmat-demo.py']
 
-max_iters = 200
+max_iters = 100
 zoo_seconds_per_iter = 0.47  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
 
 train_dataloader = dict(dataset=dict(triplet_sampler=dict(num_ids=8, ins_per_id=4)))

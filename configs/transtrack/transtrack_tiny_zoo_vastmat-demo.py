@@ -9,7 +9,7 @@
 # circle (every rendered animal has its own random colour).
 _base_ = ['./transtrack_tiny_vastmat-demo.py', '../_base_/models/yolox_demo_backbone.py']
 
-max_iters = 600
+max_iters = 500
 zoo_seconds_per_iter = 0.3  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
 
 # Test thresholds: half the official ones, the one rule of every tiny model of the zoo (not tuned per model): after

@@ -116,8 +116,8 @@ def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str,
                     reused = False
                     if source.filename not in seen:
                         seen.add(source.filename)
-                        plan.append((f'backbone: {osp.basename(source.filename)}', source.filename,
-                                     expected_seconds(source, ctx.train_iters)))
+                        plan.append((f'detector (backbone of {member.name}): {osp.basename(source.filename)}',
+                                     source.filename, expected_seconds(source, ctx.train_iters)))
                 else:
                     use_pretrained_backbone(cfg, found.checkpoint)
             reused = reused and find_training(cfg) is not None
