@@ -29,6 +29,8 @@ TINY = {
     'python tools/train.py configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py': (
         '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2', '2 iterations'),
     'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),
+    'python tools/benchmark/convergence.py': ('{command} --train-iters 2 --trackers ByteTrack DiffMOT',
+                                              "the zoo's 2-iteration trainings, the detector and D2MP"),
 }
 # applied to every command after TINY: the demo detector's checkpoint of the 2-iteration run
 SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'), )

@@ -19,7 +19,7 @@ def test_zoo_lists_registered_trackers_with_a_zoo_name():
     assert {'ByteTrack', 'TrackTrack', 'DiffMOT', 'QDTrack', 'FairMOT', 'TransTrack', 'MOTIP', 'TCEI'} <= set(names)
     assert names['ByteTrack'].on_cached_detections and not names['ByteTrack'].demo_parts
     assert set(names['TrackTrack'].demo_parts) == {'features'} and set(names['DiffMOT'].demo_parts) == {'motion'}
-    assert names['QDTrack'].type == 'QuasiDenseTracker' and not names['QDTrack'].takes_matcher
+    assert names['QDTrack'].type == 'QDTrackTracker' and not names['QDTrack'].takes_matcher
     assert not names['MOTIP'].takes_matcher and names['TransTrack'].takes_matcher and names['FairMOT'].takes_matcher
     assert names['TCEI'].checkpoint_of == 'MOTIP' and not names['TCEI'].on_cached_detections
     for member in names.values():

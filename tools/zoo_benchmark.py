@@ -37,7 +37,7 @@ from rich.console import Console
 DEMO_ROOT = 'data/demo'
 DEFAULT_MATCHERS = ('original', 'cda_fixed', 'cda_adaptive')
 DEFAULT_THREADS = 2  # torch threads while training (measured: see the README's note on shared cores)
-TRACKING_SECONDS = 20  # expected tracking and scoring time of one zoo tracker on the demo test videos
+TRACKING_SECONDS = 30  # expected tracking, testing and scoring time of one zoo tracker on the demo test videos
 PROTOCOL_LABEL = dict(protocol1='P1 (Seen)', protocol2='P2 (Unseen)')
 # Table 5's columns (TrackEval names) and Table 8's
 TABLE5_METRICS = ('HOTA', 'MOTA', 'IDF1', 'DetA', 'AssA', 'MT', 'ML', 'CLR_FP', 'CLR_FN', 'IDSW', 'Frag')
@@ -382,11 +382,20 @@ def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dic
 def main(argv: list[str] | None = None) -> dict:
     import torch
 
+    from vastmat.experiments.zoo import select_members
+    args = parse_args(argv)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(args.threads)
+    try:
+        return run(args, select_members(args.trackers))
+    finally:
+        torch.set_num_threads(threads)  # a caller in the same process (a test) keeps its own setting
+
+
+def run(args: argparse.Namespace, members: list) -> dict:
     from vastmat.apis import video_list
     from vastmat.engine.cli import UserInputError
-    from vastmat.experiments.zoo import ZooContext, select_members
-    args = parse_args(argv)
-    torch.set_num_threads(args.threads)
+    from vastmat.experiments.zoo import ZooContext
     start = time.perf_counter()
     det_roots = per_protocol(args.det_root, args.protocols, '--det-root')
     checkpoints = per_protocol(args.checkpoint, args.protocols, '--checkpoint')
@@ -395,7 +404,6 @@ def main(argv: list[str] | None = None) -> dict:
             raise UserInputError(f'{path}: no such file or folder')
     for name in args.matchers:
         matcher_config(name)
-    members = select_members(args.trackers)
     ensure_data(args.data_root)
     detections, results = {}, {}
     for protocol in args.protocols:

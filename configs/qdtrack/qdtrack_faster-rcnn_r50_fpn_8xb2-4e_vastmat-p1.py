@@ -65,7 +65,7 @@ model = dict(
                 type='CombinedSampler', num=256, pos_fraction=0.5, neg_pos_ub=3, add_gt_as_proposals=True,
                 pos_sampler=dict(type='InstanceBalancedPosSampler'), neg_sampler=dict(type='RandomSampler')))),
     tracker=dict(
-        type='QuasiDenseTracker',
+        type='QDTrackTracker',  # mmdet's QuasiDenseTracker, unchanged (vastmat/models/trackers/quasi_dense_tracker.py)
         init_score_thr=0.9,
         obj_score_thr=0.5,
         match_score_thr=0.5,

@@ -12,6 +12,7 @@ the last); the last checkpoint runs once per matcher where the tracker takes one
 """
 from __future__ import annotations
 
+import os
 import os.path as osp
 import time
 from dataclasses import dataclass, field
@@ -20,11 +21,13 @@ from typing import Any, Callable
 from mmengine.config import Config
 
 from vastmat.models.trackers.zoo import ZooTracker, config_path
+from vastmat.utils.io import write_json_atomic
 
 from .zoo_training import Training, expected_seconds, find_training, set_schedule, test_tracking_model, \
     train_once, zoo_config
 
 TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
+DONE = 'dump_done.json'  # written last in a feature dump's folder
 DEMO_DETECTOR = config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')  # the demo data's detector
 NUM_CHECKPOINTS = 3  # scored checkpoints of every learned part: HOTA against training minutes
 PART_LABELS = dict(features='ReID model (features)', motion='D2MP (motion)')
@@ -142,6 +145,20 @@ def track_on_cached(ctx: ZooContext, member: ZooTracker, matcher: str, det_root:
     return dict(metrics=metrics, seconds=seconds)
 
 
+def folder_digest(folder: str) -> str:
+    """A short hash of the paths and contents of the files under ``folder`` (cached detections: a few hundred kB)."""
+    import hashlib
+    digest = hashlib.sha1()
+    for directory, folders, names in sorted(os.walk(folder)):
+        folders.sort()
+        for name in sorted(names):
+            path = osp.join(directory, name)
+            digest.update(osp.relpath(path, folder).encode())
+            with open(path, 'rb') as f:
+                digest.update(f.read())
+    return digest.hexdigest()[:12]
+
+
 def part_inputs(ctx: ZooContext, kind: str, config: str, training: Training, iteration: int, checkpoint: str,
                 det_root: str, extra_det_roots: dict) -> tuple[str, dict, dict]:
     """The tracker's inputs with a learned part at one checkpoint: ``(det_root, extra_det_roots, tracker
@@ -155,14 +172,19 @@ def part_inputs(ctx: ZooContext, kind: str, config: str, training: Training, ite
         from vastmat.evaluation.metrics.dump_features import feature_dump_config
         roots = {}
         for name, root in dict(dets=det_root, **extra_det_roots).items():
-            out = osp.join(ctx.work_dir, 'features', osp.basename(training.work_dir), f'iter_{iteration}', name)
+            # one dump per (ReID checkpoint, detections): a later run with the same boxes reads it again
+            out = osp.join(ctx.work_dir, 'features', osp.basename(training.work_dir), f'iter_{iteration}',
+                           f'{name}-{folder_digest(root)}')
+            roots[name] = out
+            if osp.isfile(osp.join(out, DONE)):
+                continue
             cfg = training_config(ctx, config, f'ReID features of {name} (iteration {iteration})')
             cfg.work_dir = osp.join(training.work_dir, 'dump')
             cfg.load_from = checkpoint
             cfg.test_dataloader.dataset.split = 'test'
             feature_dump_config(cfg, out, root, ctx.data_root)
             build_quiet_runner(cfg).test()
-            roots[name] = out
+            write_json_atomic(dict(checkpoint=checkpoint, det_root=root), osp.join(out, DONE))
         return roots.pop('dets'), roots, {}
     raise ValueError(f"zoo_demo_parts: unknown kind {kind!r} (known: 'features', 'motion')")
 

@@ -6,7 +6,7 @@ from .diffmot_tracker import DiffMOTTracker
 from .jde_tracker import JDETracker
 from .motip_modules import MOTIPIDDecoder, MOTIPTrajectoryModeling
 from .motip_tracker import MOTIPTracker
-from .quasi_dense_tracker import QuasiDenseTracker
+from .quasi_dense_tracker import QDTrackTracker
 from .tcei_tracker import TCEITracker
 from .track_lifecycle import Track, TrackLifecycle
 from .tracktrack import TrackTrackTracker
@@ -14,5 +14,5 @@ from .transtrack_tracker import TransTrackTracker
 from .zoo import ZooTracker, zoo_trackers
 
 __all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'JDETracker', 'MOTIPIDDecoder', 'MOTIPTracker',
-           'MOTIPTrajectoryModeling', 'QuasiDenseTracker', 'TCEITracker', 'Track', 'TrackLifecycle',
+           'MOTIPTrajectoryModeling', 'QDTrackTracker', 'TCEITracker', 'Track', 'TrackLifecycle',
            'TrackTrackTracker', 'TransTrackTracker', 'ZooTracker', 'zoo_trackers']
