@@ -3,7 +3,8 @@
 Each learned part of the zoo (:mod:`.zoo`) is trained as the zoo trains it (same config, same kept checkpoints, so
 a finished ``make demo`` is reused), and at every kept checkpoint gets:
 
-* the training loss: the mean of the logged losses since the previous checkpoint (mmengine's ``scalars.json``);
+* the training loss: the mean of the logged losses since the previous checkpoint (the training's log; NaN where
+  the logger's interval left none in that span);
 * its quality on the test videos: detection AP50 for the detector; DetA (detection) and AssA (identity) of the
   tracking model for the joint and end-to-end models; ReID mAP and rank-1 of identity crops for the ReID model;
   DiffMOT's DetA and AssA with the D2MP for the motion model.
@@ -11,8 +12,8 @@ a finished ``make demo`` is reused), and at every kept checkpoint gets:
 from __future__ import annotations
 
 import glob
-import json
 import os.path as osp
+import re
 from typing import Any
 
 import numpy as np
@@ -22,13 +23,15 @@ from .zoo_training import Training, detect
 
 
 def logged_losses(training: Training) -> list[tuple[int, float]]:
-    """``(iteration, loss)`` of every logged training step (mmengine's ``vis_data/scalars.json``)."""
+    """``(iteration, loss)`` of every logged training step (the ``Iter(train) [it/max] ... loss: x`` lines of the
+    training's text log)."""
+    pattern = re.compile(r'Iter\(train\)\s*\[\s*(\d+)/\d+\].*?\sloss: ([-+0-9.eE]+)')
     out = []
-    for path in sorted(glob.glob(osp.join(training.work_dir, '*', 'vis_data', 'scalars.json'))):
+    for path in sorted(glob.glob(osp.join(training.work_dir, '*', '*.log'))):
         for line in open(path, encoding='utf-8'):
-            record = json.loads(line)
-            if 'loss' in record and 'iter' in record:
-                out.append((int(record['iter']), float(record['loss'])))
+            match = pattern.search(line)
+            if match:
+                out.append((int(match.group(1)), float(match.group(2))))
     return sorted(out)
 
 
