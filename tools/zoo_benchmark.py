@@ -81,8 +81,7 @@ def ensure_data(data_root: str) -> None:
 
 def get_detections(args: argparse.Namespace, ctx: Any, det_roots: dict, checkpoints: dict) -> dict:
     """The protocol's cached detections: given, or from the (given or trained) detector; returns their source."""
-    from vastmat.experiments.zoo import train
-    from vastmat.experiments.zoo_training import detect
+    from vastmat.experiments.zoo import detector_boxes, train
     protocol = ctx.protocol
     if protocol in det_roots:
         console.print(f'  {protocol}: cached detections from {det_roots[protocol]}')
@@ -95,20 +94,12 @@ def get_detections(args: argparse.Namespace, ctx: Any, det_roots: dict, checkpoi
         checkpoint = training.checkpoint
         out['training'] = dict(config=args.det_config, seconds=training.seconds, iterations=training.max_iters,
                                reused=training.reused, kind='detector')
-    det_root = osp.join(args.work_dir, protocol, 'dets')
-    metrics = detect(args.det_config, checkpoint, args.data_root, protocol, work_dir, det_root)
-    nms95_root = osp.join(args.work_dir, protocol, 'dets_nms95')
-    detect(args.det_config, checkpoint, args.data_root, protocol, work_dir, nms95_root, nms_iou=0.95)
+    metrics, det_root, extra = detector_boxes(ctx, args.det_config, checkpoint, work_dir)
+    nms95_root = extra['nms95']
     scores = {key: metrics.get(f'det/{key}', float('nan')) for key in ('AP50', 'AP75', 'AP')}
     console.print(f'  {protocol}: detector ' + ', '.join(f'{k} {100 * v:.1f}' for k, v in scores.items())
                   + f' on the test videos; boxes in {det_root} (NMS 0.95: {nms95_root})')
-    return dict(out, det_root=det_root, checkpoint=checkpoint, extra_det_roots=dict(nms95=nms95_root), **scores)
-
-
-def matcher_config(name: str) -> dict | None:
-    """None for the tracker's own matcher, else the ``matcher`` of ``configs/matchers/<name>.py``."""
-    from vastmat.experiments.zoo import matcher_fragment_or_none
-    return matcher_fragment_or_none(name)
+    return dict(out, det_root=det_root, checkpoint=checkpoint, extra_det_roots=extra, **scores)
 
 
 class Stage:
@@ -402,8 +393,9 @@ def run(args: argparse.Namespace, members: list) -> dict:
     for path in [*det_roots.values(), *checkpoints.values()]:
         if not osp.exists(path):
             raise UserInputError(f'{path}: no such file or folder')
+    from vastmat.experiments.zoo import matcher_fragment_or_none
     for name in args.matchers:
-        matcher_config(name)
+        matcher_fragment_or_none(name)  # an unknown matcher name fails here, before any training
     ensure_data(args.data_root)
     detections, results = {}, {}
     for protocol in args.protocols:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .zoo import ZooContext, run_cached_member, run_model_member, train, training_config
+from .zoo import ZooContext, detector_boxes, run_cached_member, run_model_member, train, training_config
 from .zoo_training import Training, detect
 
 
@@ -69,10 +69,8 @@ def convergence_rows(ctx: ZooContext, members: list, detector_config: str | None
             detector_config, ckpt, ctx.data_root, ctx.protocol, osp.join(training.work_dir, 'convergence',
                                                                         f'iter_{it}')).get('det/AP50')))
         # the trained detector's boxes, for the motion model (scored through its tracker)
-        det_root, extra = osp.join(ctx.work_dir, 'dets'), dict(nms95=osp.join(ctx.work_dir, 'dets_nms95'))
-        work_dir = osp.join(training.work_dir, 'convergence')
-        detect(detector_config, training.checkpoint, ctx.data_root, ctx.protocol, work_dir, det_root)
-        detect(detector_config, training.checkpoint, ctx.data_root, ctx.protocol, work_dir, extra['nms95'], 0.95)
+        _, det_root, extra = detector_boxes(ctx, detector_config, training.checkpoint,
+                                            osp.join(training.work_dir, 'convergence'))
     by_name = {m.name: m for m in members}
     for member in members:
         if member.checkpoint_of:

@@ -23,8 +23,8 @@ from mmengine.config import Config
 from vastmat.models.trackers.zoo import ZooTracker, config_path
 from vastmat.utils.io import write_json_atomic
 
-from .zoo_training import Training, expected_seconds, find_training, set_schedule, test_tracking_model, \
-    train_once, zoo_config
+from .zoo_training import Training, detect, expected_seconds, find_training, set_schedule, \
+    test_tracking_model, train_once, zoo_config
 
 TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
 DONE = 'dump_done.json'  # written last in a feature dump's folder
@@ -130,8 +130,17 @@ def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str,
 
 
 # ------------------------------------------------------------------------------------------------- cached detections
+def detector_boxes(ctx: ZooContext, config: str, checkpoint: str, work_dir: str) -> tuple[dict, str, dict]:
+    """Test the detector on the test videos and dump its boxes to ``ctx.work_dir/dets`` and, with NMS 0.95, to
+    ``dets_nms95`` (TrackTrack's ``nms95`` set); returns its metrics, the det root and the extra roots."""
+    det_root, extra = osp.join(ctx.work_dir, 'dets'), dict(nms95=osp.join(ctx.work_dir, 'dets_nms95'))
+    metrics = detect(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, det_root)
+    detect(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, extra['nms95'], nms_iou=0.95)
+    return metrics, det_root, extra
+
+
 def track_on_cached(ctx: ZooContext, member: ZooTracker, matcher: str, det_root: str, extra_det_roots: dict | None,
-                    run_dir: str, tracker_overrides: dict | None = None, progress: Any = None) -> dict:
+                    run_dir: str, tracker_overrides: dict | None = None) -> dict:
     """One tracker with one matcher on cached detections: ``dict(metrics, seconds)`` or ``dict(skipped=reason)``."""
     from vastmat.apis import init_model, track_and_score
     from vastmat.structures.tracking import MissingTrackerInput
@@ -139,7 +148,7 @@ def track_on_cached(ctx: ZooContext, member: ZooTracker, matcher: str, det_root:
     cfg.model.tracker = {**member.config(matcher_fragment_or_none(matcher)), **(tracker_overrides or {})}
     try:
         metrics, seconds = track_and_score(init_model(cfg), ctx.data_root, det_root, ctx.videos, run_dir,
-                                           ctx.preset, progress=progress, extra_det_roots=extra_det_roots)
+                                           ctx.preset, extra_det_roots=extra_det_roots)
     except MissingTrackerInput as exc:  # e.g. appearance features the cached detections do not carry
         return dict(skipped=str(exc))
     return dict(metrics=metrics, seconds=seconds)

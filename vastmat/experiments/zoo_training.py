@@ -16,7 +16,7 @@ import os.path as osp
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from mmengine.config import Config
 
@@ -180,8 +180,7 @@ def expected_seconds(cfg: Config, iters: int | None = None) -> float:
 
 
 def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], out_dir: str, preset: str,
-                        matcher: dict | None = None, dump_dets: str | None = None,
-                        before_test: Callable[[Any], None] | None = None) -> dict:
+                        matcher: dict | None = None, dump_dets: str | None = None) -> dict:
     """Track the test videos with a whole tracking model (``cfg``: a :func:`zoo_config`) at ``checkpoint`` and
     score them with TrackEval (per video and COMBINED, as :func:`vastmat.apis.track_and_score`); ``matcher``
     replaces the tracker's, ``dump_dets`` also writes its detections. ``out_dir/metrics.json`` (written last) is
@@ -202,8 +201,6 @@ def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], 
     if dump_dets is not None:
         from vastmat.evaluation.metrics import DumpTrackingDetections
         runner.test_evaluator.metrics.append(DumpTrackingDetections(dump_dets))
-    if before_test is not None:
-        before_test(runner)
     runner.test()
     data_root = cfg.test_dataloader.dataset.data_root
     specs, missing = sequence_specs(data_root, osp.join(out_dir, 'results'), videos)
