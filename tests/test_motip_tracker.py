@@ -246,9 +246,12 @@ def golden_runs():
 
 @pytest.mark.parametrize('variant', sorted(VARIANTS))
 def test_equals_the_official_tracker(golden_runs, variant):
-    """The same rows in the same order with the same ids (official id + 1, exactly), scores exactly (float32
-    values), boxes to 5e-4 px: the official output box is cx cy w h -> x y w h times the image size in float32
-    (up to ~2 ulp at 2560 px, 2.4e-4 each); the port returns its input boxes (float64)."""
+    """The same rows in the same order with the same ids (official id + 1, exactly), scores to two float32 ulps,
+    boxes to 5e-4 px: the official output box is cx cy w h -> x y w h times the image size in float32 (up to ~2 ulp
+    at 2560 px, 2.4e-4 each); the port returns its input boxes (float64). Scores: both sides take ``sigmoid`` of the
+    same float32 logits (the digest checks them), but torch's float32 sigmoid rounds by the CPU's vector path, so on
+    another CPU than the golden runs' 1-2 % of the scores differ by one or two ulps (CI and this machine,
+    2026-12-01: at most 1.2e-7)."""
     digest, rows, _ = golden_runs[variant]
     assert digest == DIGESTS[variant], (f'video_queries no longer builds the inputs the official {variant!r} run '
                                         'read (tests/fixtures/motip_tracker_official/README.md)')
@@ -262,7 +265,7 @@ def test_equals_the_official_tracker(golden_runs, variant):
         total += assert_same_tracks(*as_results, where, atol=5e-4)
         np.testing.assert_array_equal(ours[:, :2], theirs[:, :2], err_msg=f'{where}: frames, ids or their order')
         np.testing.assert_allclose(ours[:, 2:6], theirs[:, 2:6], rtol=0, atol=5e-4, err_msg=where)
-        np.testing.assert_allclose(ours[:, 6], theirs[:, 6], rtol=0, atol=1e-8, err_msg=where)
+        np.testing.assert_array_max_ulp(ours[:, 6].astype(np.float32), theirs[:, 6].astype(np.float32), maxulp=2)
     assert total == ROWS[variant]
 
 
