@@ -57,7 +57,7 @@ def test_per_video_statistics_and_the_sparsest_third(hand_root):
 
 def test_a_sparse_setting_is_simulated_once(hand_root, tmp_path):
     from vastmat.datasets.sequences import load_sequence
-    from vastmat.engine.cli import UserInputError
+    from vastmat.utils.errors import UserInputError
     out = str(tmp_path / 'sim')
     assert study.simulated_setting(str(hand_root), out, 2, seed=1) == out
     sequence = load_sequence(out, 'a')

@@ -67,7 +67,8 @@ def test_a_second_invocation_computes_nothing(alpha_sweep, capsys):
 
 @needs_at10
 def test_an_unknown_grid_key_is_an_error_naming_it(tmp_path, capsys):
-    from vastmat.engine.cli import ConfigKeyError, UserInputError, run_cli
+    from vastmat.engine.cli import ConfigKeyError, run_cli
+    from vastmat.utils.errors import UserInputError
     with pytest.raises(SystemExit) as exit_info:
         run_cli(lambda argv: tool(SWEEP, *argv), sweep_args(tmp_path, '--grid', 'model.trackr.match_thresh=0.6,0.8'))
     assert exit_info.value.code == 2

@@ -49,7 +49,7 @@ console = Console(width=None if Console().is_terminal else 200)
 
 def per_protocol(values: list[str] | None, protocols: list[str], flag: str) -> dict[str, str]:
     """``[DIR]`` (one protocol) or ``[protocol1=DIR, protocol2=DIR]`` as ``{protocol: DIR}``."""
-    from vastmat.engine.cli import UserInputError
+    from vastmat.utils.errors import UserInputError
     if not values:
         return {}
     if len(values) == 1 and '=' not in values[0]:
@@ -67,7 +67,7 @@ def per_protocol(values: list[str] | None, protocols: list[str], flag: str) -> d
 
 def ensure_data(data_root: str) -> None:
     """Render the demo dataset when the default root is absent; any other missing root is an error."""
-    from vastmat.engine.cli import UserInputError
+    from vastmat.utils.errors import UserInputError
     if osp.isdir(osp.join(data_root, 'videos')):
         return
     if osp.normpath(data_root) != osp.normpath(DEMO_ROOT):
@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 def run(args: argparse.Namespace, members: list) -> dict:
     from vastmat.apis import video_list
-    from vastmat.engine.cli import UserInputError
+    from vastmat.utils.errors import UserInputError
     from vastmat.experiments.zoo import ZooContext
     start = time.perf_counter()
     det_roots = per_protocol(args.det_root, args.protocols, '--det-root')

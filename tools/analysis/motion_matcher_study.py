@@ -255,7 +255,7 @@ def make_runs(args: argparse.Namespace, roots: dict[str, dict], videos: dict[str
 
 def execute(runs: list[dict], workers: int) -> tuple[int, int]:
     """Every model built first, then the runs not done yet (slowest trackers first); (computed, reused)."""
-    from vastmat.engine.cli import UserInputError
+    from vastmat.utils.errors import UserInputError
     for run in runs:
         try:
             sweep.check_runs([run], {})

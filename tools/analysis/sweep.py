@@ -79,7 +79,7 @@ CONSOLE_WIDTH = 140
 
 
 def _user_error(message: str) -> Exception:
-    from vastmat.engine.cli import UserInputError
+    from vastmat.utils.errors import UserInputError
     return UserInputError(message)
 
 

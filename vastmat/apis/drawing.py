@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 import cv2
 import numpy as np
 
-from vastmat.engine.cli import UserInputError
+from vastmat.utils.errors import UserInputError
 
 TRAIL_LENGTH = 10  # box centres of the last 10 frames (1 s at VastMAT's 10 FPS)
 # Successive ids step the hue by the golden ratio's conjugate: any few neighbouring ids get well-separated hues.

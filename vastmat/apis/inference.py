@@ -37,7 +37,7 @@ def load_config(config: str | Config, cfg_options: dict | None = None) -> Config
 
 def matcher_fragment(name: str, **overrides: Any) -> dict:
     """The complete ``matcher`` dict of ``configs/matchers/<name>.py``, with ``overrides``."""
-    from vastmat.engine.cli import UserInputError
+    from vastmat.utils.errors import UserInputError
     path = osp.join(CONFIG_DIR, 'matchers', f'{name}.py')
     if not osp.isfile(path):
         known = sorted(osp.splitext(f)[0] for f in os.listdir(osp.dirname(path)) if f.endswith('.py'))

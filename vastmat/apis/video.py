@@ -16,7 +16,7 @@ from mmengine.logging import MMLogger, print_log
 
 from vastmat.datasets.detections import VideoDetections, cached_frames
 from vastmat.datasets.formats import read_seqinfo
-from vastmat.engine.cli import UserInputError
+from vastmat.utils.errors import UserInputError
 from vastmat.structures.tracking import TrackingFrame
 
 from .inference import init_model

@@ -11,6 +11,7 @@ from typing import Any
 from mmengine.config import Config, DictAction
 from mmengine.runner import Runner
 
+from vastmat.utils.errors import UserInputError
 from vastmat.utils.io import write_json_atomic  # noqa: F401  (re-exported for the tools)
 
 LAUNCHERS = ('none', 'pytorch', 'slurm', 'mpi')
@@ -258,10 +259,6 @@ KNOWN_WARNINGS = (
 # loop over a video dataset (whose TrackImgSampler restarts each pass, as it should)
 KNOWN_LOG_MESSAGES = ('"FileClient" will be deprecated', '"HardDiskBackend" is the alias of "LocalBackend"',
                       'Reach the end of the dataloader, it will be restarted')
-
-
-class UserInputError(Exception):
-    """An error in what the user gave (a path, a folder's content, an option): the CLI prints its message alone."""
 
 
 # Errors that are about the user's input: the entry points print ``error: <message>`` and exit with status 2.

@@ -49,7 +49,7 @@ class ZooContext:
 
 def select_members(names: list[str] | None) -> list[ZooTracker]:
     """The zoo trackers named (case-insensitive; all when None), in the zoo's order."""
-    from vastmat.engine.cli import UserInputError
+    from vastmat.utils.errors import UserInputError
     from vastmat.models.trackers.zoo import zoo_trackers
     members = zoo_trackers()
     if not names:
