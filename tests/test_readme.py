@@ -1,9 +1,10 @@
-"""Every command of README.md's ```bash blocks runs, in order, in a scratch copy of the repository's working layout.
+"""Every command of the ```bash blocks of README.md and of the pages under docs/ runs, in order, in a scratch copy of
+the repository's working layout; every page of docs/ is linked from README.md, and every relative link resolves.
 
 The quick ones run as written; the long ones (detector training, the zoo benchmark) run with the tiny settings of
 :data:`TINY`. ``python tools/X.py ...`` runs in this process (conftest ``tool``), other commands (shell scripts,
-pip, console scripts) as subprocesses. A README command that needs a GPU, a Slurm cluster or ../shared/data is given
-the nearest local form here (``srun`` is a stand-in that runs the task as one local Slurm task).
+pip, console scripts) as subprocesses. A command that needs a GPU, a Slurm cluster or ../shared/data is given the
+nearest local form here (``srun`` is a stand-in that runs the task as one local Slurm task).
 """
 import os
 import os.path as osp
@@ -17,10 +18,10 @@ import pytest
 
 from conftest import REPO, SHARED_DATA, free_port, tool
 
-README = osp.join(REPO, 'README.md')
+DOCS = osp.join(REPO, 'docs')
 DEMO_ITERS = 1200  # the demo YOLOX's schedule (configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py)
 
-# README command (its start) -> (the command the test runs instead, why); None: not run, with the reason
+# a command of the pages (its start) -> (the command the test runs instead, why); None: not run, with the reason
 TINY = {
     'make test': (None, 'the test suite itself'),
     'make demo': ('python tools/zoo_benchmark.py --train-iters 2 --trackers ByteTrack',
@@ -44,22 +45,45 @@ SUBSET = {
 }
 
 
-# the README's sections in three independent chains (each in its own scratch workspace, run in parallel): the main
-# chain depends on `make demo`'s outputs, the other two stand alone
+# the pages' commands in three independent chains (each in its own scratch workspace, run in parallel): each chain is
+# (page, its `##` sections or None for all of it) in the order they run. The main chain depends on `make demo`'s
+# outputs (the zoo's work dir and detections) and on the README's quick start (the demo detector's checkpoint and
+# boxes), so every page that reads them follows both in it; the other two stand alone
 CHAINS = {
-    'demo': ('The two commands', 'Trackers: quick start', 'Tracking a video', 'Parameter sweeps', 'Evaluation',
-             'Association modules: swapping the matcher'),
-    'data-and-training': ('Data', 'Train and test'),
-    'plugin': ('Adding a tracker', ),
+    'demo': (('README.md', ('The two commands', )), ('docs/zoo.md', None), ('README.md', ('Quick start', )),
+             ('docs/trackers.md', None), ('docs/sweeps.md', None), ('docs/evaluation.md', None),
+             ('docs/matchers.md', None), ('docs/studies.md', None)),
+    'data-and-training': (('docs/data.md', None), ('docs/training.md', None)),
+    'plugin': (('docs/plugins.md', None), ),
 }
 
 
+def doc_pages() -> list[str]:
+    """README.md and the pages of docs/, relative to the repository root."""
+    return ['README.md'] + sorted(f'docs/{name}' for name in os.listdir(DOCS) if name.endswith('.md'))
+
+
+def read_page(page: str) -> str:
+    with open(osp.join(REPO, page), encoding='utf-8') as f:
+        return f.read()
+
+
+def page_sections(text: str) -> dict[str, str]:
+    """A page's ``##`` sections by title; the text before the first one is the section ''."""
+    first, *rest = re.split(r'^## ', text, flags=re.M)
+    sections = {'': first}
+    for section in rest:
+        title = section.splitlines()[0].strip()
+        assert title not in sections, f'two sections named {title!r}'
+        sections[title] = section
+    return sections
+
+
 def readme_commands(text: str, sections: tuple[str, ...] | None = None) -> list[str]:
-    """The commands of the ```bash blocks (of the ``##`` sections ``sections``, default all): continuation lines
+    """The commands of a page's ```bash blocks (of the ``##`` sections ``sections``, default all): continuation lines
     joined, comments dropped."""
     commands = []
-    for section in re.split(r'^## ', text, flags=re.M)[1:]:
-        title = section.splitlines()[0].strip()
+    for title, section in page_sections(text).items():
         if sections is not None and title not in sections:
             continue
         for block in re.findall(r'```bash\n(.*?)```', section, flags=re.S):
@@ -71,16 +95,73 @@ def readme_commands(text: str, sections: tuple[str, ...] | None = None) -> list[
     return commands
 
 
+def chain_commands(chain: str) -> list[str]:
+    """The commands of a chain of :data:`CHAINS`, in the order it runs them."""
+    return [command for page, sections in CHAINS[chain] for command in readme_commands(read_page(page), sections)]
+
+
 def test_readme_has_runnable_commands_only_in_bash_blocks():
-    text = open(README, encoding='utf-8').read()
-    commands = readme_commands(text)
+    commands = [c for page in doc_pages() for c in readme_commands(read_page(page))]
     assert len(commands) >= 15
     assert not any(re.search(r'\b(DETS|CKPT|ROOT|CONFIG)\b', c) for c in commands), \
         'placeholders belong in ```text blocks'
     for prefix in TINY:
-        assert any(c.startswith(prefix) for c in commands), f'TINY names a command the README lacks: {prefix}'
-    chained = [c for sections in CHAINS.values() for c in readme_commands(text, sections)]
-    assert sorted(chained) == sorted(commands), 'a section with commands belongs to no chain of CHAINS'
+        assert any(c.startswith(prefix) for c in commands), f'TINY names a command the pages lack: {prefix}'
+    for chain, parts in CHAINS.items():
+        for page, sections in parts:
+            assert page in doc_pages(), f'chain {chain}: no page {page}'
+            for title in sections or ():
+                assert readme_commands(read_page(page), (title, )), f'chain {chain}: {page}: no commands in {title!r}'
+    for page in doc_pages():
+        chained = [c for parts in CHAINS.values() for name, sections in parts if name == page
+                   for c in readme_commands(read_page(page), sections)]
+        assert sorted(chained) == sorted(readme_commands(read_page(page))), \
+            f'{page}: a section with commands is in no chain of CHAINS, or in two'
+
+
+def _without_fences(text: str) -> str:
+    """A page without its fenced blocks (where '#' starts a comment, not a heading)."""
+    kept, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith('```'):
+            fenced = not fenced
+        elif not fenced:
+            kept.append(line)
+    return '\n'.join(kept)
+
+
+def heading_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces to hyphens, ``-1``, ``-2``
+    ... after a repeated one."""
+    anchors, seen = set(), {}
+    for heading in re.findall(r'^#{1,6} (.+)$', _without_fences(text), flags=re.M):
+        slug = re.sub(r'[^\w\- ]', '', heading.strip().lower()).replace(' ', '-')
+        anchors.add(f'{slug}-{seen[slug]}' if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+def page_links(text: str) -> list[str]:
+    """The targets of a page's Markdown links, outside code (fenced blocks and inline code)."""
+    prose = re.sub(r'(`+)(.+?)\1', '', _without_fences(text))
+    return re.findall(r'\[[^\]]*\]\(([^)\s]+)\)', prose)
+
+
+def test_docs_pages_linked_and_links_resolve():
+    readme_targets = {osp.normpath(target.partition('#')[0]) for target in page_links(read_page('README.md'))}
+    for page in doc_pages()[1:]:
+        assert page in readme_targets, f'{page} is not linked from README.md'
+    for page in doc_pages():
+        for target in page_links(read_page(page)):
+            if re.match(r'^[a-z]+:', target):
+                continue  # http(s), mailto
+            path, _, anchor = target.partition('#')
+            resolved = osp.normpath(osp.join(osp.dirname(page), path)) if path else page
+            assert not resolved.startswith('..'), f'{page}: link {target} leaves the repository'
+            assert osp.exists(osp.join(REPO, resolved)), f'{page}: link {target}: no {resolved}'
+            if anchor:
+                assert resolved.endswith('.md') and anchor in heading_anchors(read_page(resolved)), \
+                    f'{page}: link {target}: no heading #{anchor} in {resolved}'
 
 
 def _fake_srun(bin_dir: str) -> None:
@@ -111,7 +192,7 @@ def _run(words: list[str], env: dict, cwd: str, text: str) -> None:
 
 def _workspace(tmp) -> str:
     """A scratch directory that looks like the repository root (configs, tools, vastmat linked; plugins copied, as pip
-    builds in them; data and work_dirs its own; ../shared beside it), so relative paths in the README resolve and
+    builds in them; data and work_dirs its own; ../shared beside it), so the pages' relative paths resolve and
     outputs stay out of the checkout."""
     import shutil
     root = str(tmp / 'repo')
@@ -140,7 +221,6 @@ def _expand(command: str, tmp) -> str | None:
 @pytest.mark.parametrize('chain', [pytest.param(name, marks=pytest.mark.xdist_group(f'readme-{name}'))
                                    for name in CHAINS])
 def test_readme_commands_run(chain, tmp_path, monkeypatch):
-    text = open(README, encoding='utf-8').read()
     root = _workspace(tmp_path)
     bin_dir = str(tmp_path / 'bin')
     os.makedirs(bin_dir)
@@ -149,7 +229,7 @@ def test_readme_commands_run(chain, tmp_path, monkeypatch):
     env = dict(os.environ, PATH=os.pathsep.join([bin_dir, osp.dirname(sys.executable), os.environ['PATH']]),
                PYTHONPATH=os.pathsep.join([str(tmp_path / 'site'), REPO]), PYTHON=sys.executable)
     ran, timings = [], []
-    for command in readme_commands(text, CHAINS[chain]):
+    for command in chain_commands(chain):
         expanded = _expand(command, tmp_path)
         if expanded is None:
             continue

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 import resource
-import sys
 import tempfile
 import time
 from typing import Any
@@ -30,12 +29,10 @@ from mmengine.hooks import Hook
 from rich.console import Console
 from rich.table import Table
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from vastmat.engine.cli import build_quiet_runner
+from vastmat.utils.io import write_json_atomic
 
-from vastmat.engine.cli import build_quiet_runner  # noqa: E402
-from vastmat.utils.io import write_json_atomic  # noqa: E402
+REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
 
 class IterationTimer(Hook):

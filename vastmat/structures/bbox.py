@@ -42,3 +42,24 @@ def xyah_to_xyxy(xyah: np.ndarray) -> np.ndarray:
     x1 = xyah[:, 0] - w / 2
     y1 = xyah[:, 1] - xyah[:, 3] / 2
     return np.stack([x1, y1, x1 + w, y1 + xyah[:, 3]], axis=1)
+
+
+def xyxy_to_cxcywh(boxes: np.ndarray) -> np.ndarray:
+    """(k, 4) x1 y1 x2 y2 -> centre x, centre y, width, height (TrackTrack's ``cxcywh`` of a detection)."""
+    return np.stack([(boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2,
+                     boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1)
+
+
+def cxcywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
+    """(k, 4+) centre x, centre y, width, height (a state's first four values) -> x1 y1 x2 y2."""
+    return np.stack([boxes[:, 0] - boxes[:, 2] / 2, boxes[:, 1] - boxes[:, 3] / 2,
+                     boxes[:, 0] + boxes[:, 2] / 2, boxes[:, 1] + boxes[:, 3] / 2], axis=1)
+
+
+def paired_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU of each row of ``a`` with the same row of ``b`` (``(k, 4)`` x1 y1 x2 y2, no +1 pixel); ``(k,)``."""
+    iw = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
+    ih = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
+    inter = iw * ih
+    union = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
+    return inter / np.maximum(union, 1e-12)

@@ -1,0 +1,176 @@
+"""The model-zoo benchmark of one VastMAT root (``tools/zoo_benchmark.py``): data, the detections of the trackers
+on cached detections, every selected zoo tracker per protocol (:mod:`.zoo`), then the report (:mod:`.zoo_report`)."""
+from __future__ import annotations
+
+import argparse
+import os.path as osp
+import time
+from typing import Any
+
+from rich.console import Console
+
+from .zoo_report import report
+
+DEMO_ROOT = 'data/demo'
+TRACKING_SECONDS = 30  # expected tracking, testing and scoring time of one zoo tracker on the demo test videos
+
+
+def per_protocol(values: list[str] | None, protocols: list[str], flag: str) -> dict[str, str]:
+    """``[DIR]`` (one protocol) or ``[protocol1=DIR, protocol2=DIR]`` as ``{protocol: DIR}``."""
+    from vastmat.utils.errors import UserInputError
+    if not values:
+        return {}
+    if len(values) == 1 and '=' not in values[0]:
+        if len(protocols) > 1:
+            raise UserInputError(f'{flag}: give one PROTOCOL=PATH per protocol ({", ".join(protocols)})')
+        return {protocols[0]: values[0]}
+    out = {}
+    for value in values:
+        protocol, sep, path = value.partition('=')
+        if not sep or protocol not in protocols:
+            raise UserInputError(f'{flag} {value}: expected PROTOCOL=PATH with PROTOCOL one of {", ".join(protocols)}')
+        out[protocol] = path
+    return out
+
+
+def ensure_data(data_root: str, console: Console) -> None:
+    """Render the demo dataset when the default root is absent; any other missing root is an error."""
+    from vastmat.utils.errors import UserInputError
+    if osp.isdir(osp.join(data_root, 'videos')):
+        return
+    if osp.normpath(data_root) != osp.normpath(DEMO_ROOT):
+        raise UserInputError(f'{data_root}: not a VastMAT root (no videos/ folder)')
+    from vastmat.datasets.demo_data import make_demo_dataset
+    start = time.perf_counter()
+    with console.status('rendering the demo dataset'):
+        make_demo_dataset(data_root)
+    console.print(f'[1/4] demo dataset rendered to {data_root} ({time.perf_counter() - start:.0f} s)')
+
+
+def get_detections(args: argparse.Namespace, ctx: Any, det_roots: dict, checkpoints: dict,
+                   console: Console) -> dict:
+    """The protocol's cached detections: given, or from the (given or trained) detector; returns their source."""
+    from vastmat.experiments.zoo import detector_boxes, train
+    protocol = ctx.protocol
+    if protocol in det_roots:
+        console.print(f'  {protocol}: cached detections from {det_roots[protocol]}')
+        return dict(det_root=det_roots[protocol], source='given')
+    work_dir = osp.join(args.work_dir, protocol, 'detector')
+    checkpoint = checkpoints.get(protocol)
+    out = dict(source='detector')
+    if checkpoint is None:
+        training = train(ctx, args.det_config, f'{protocol} detector')
+        checkpoint = training.checkpoint
+        out['training'] = dict(config=args.det_config, seconds=training.seconds, iterations=training.max_iters,
+                               reused=training.reused, kind='detector')
+    metrics, det_root, extra = detector_boxes(ctx, args.det_config, checkpoint, work_dir)
+    nms95_root = extra['nms95']
+    scores = {key: metrics.get(f'det/{key}', float('nan')) for key in ('AP50', 'AP75', 'AP')}
+    console.print(f'  {protocol}: detector ' + ', '.join(f'{k} {100 * v:.1f}' for k, v in scores.items())
+                  + f' on the test videos; boxes in {det_root} (NMS 0.95: {nms95_root})')
+    return dict(out, det_root=det_root, checkpoint=checkpoint, extra_det_roots=extra, **scores)
+
+
+class Stage:
+    """Prints a stage's start and, when it ends, its time."""
+
+    def __init__(self, text: str, console: Console) -> None:
+        self.text = text
+        self.console = console
+
+    def __enter__(self) -> 'Stage':
+        self.start = time.perf_counter()
+        self.console.print(self.text)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if exc[0] is None:
+            self.console.print(f'  ({time.perf_counter() - self.start:.0f} s)')
+
+
+def run_members(args: argparse.Namespace, ctx: Any, members: list, detections: dict | None, step: str,
+                console: Console) -> dict:
+    """Every selected zoo tracker: ``{tracker: dict(runs={matcher: run}, curve=[...], training=...)}``."""
+    from vastmat.experiments.zoo import run_cached_member, run_model_member
+    from vastmat.models.trackers import zoo_trackers
+    by_name = {m.name: m for m in zoo_trackers()}
+    out = {}
+    for member in members:
+        matchers = args.matchers if member.takes_matcher else ['original']
+        with Stage(f'{step} {ctx.protocol}: {member.name}', console):
+            if member.on_cached_detections:
+                if detections is None:
+                    continue
+                out[member.name] = run_cached_member(ctx, member, matchers, detections['det_root'],
+                                                     detections.get('extra_det_roots') or {})
+            else:
+                out[member.name] = run_model_member(ctx, member, matchers, by_name)
+            for matcher, run in out[member.name]['runs'].items():
+                if 'skipped' in run:
+                    console.print(f'  {member.name} + {matcher}: skipped, {run["skipped"]}')
+            hota = out[member.name]['runs'].get('original', {}).get('metrics', {}).get('COMBINED', {}).get('HOTA')
+            if hota is not None:
+                curve = out[member.name]['curve']
+                trend = ' -> '.join(f'{100 * p["HOTA"]:.1f}' for p in curve)
+                console.print(f'  {member.name}: HOTA {100 * hota:.1f}' + (
+                    f' (at its checkpoints: {trend})' if len(curve) > 1 else ''))
+    return out
+
+
+def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dict, checkpoints: dict,
+               console: Console) -> None:
+    """What will be trained and how long it is expected to take (measured seconds per iteration, 2 cores)."""
+    from vastmat.experiments.zoo import training_plan
+    plan = training_plan(ctx, members)
+    if ctx.protocol not in det_roots and ctx.protocol not in checkpoints and any(
+            m.on_cached_detections for m in members) and args.det_config not in {c for _, c, _ in plan}:
+        from vastmat.experiments.zoo import NUM_CHECKPOINTS, training_config
+        from vastmat.experiments.zoo_training import expected_seconds, find_training, set_schedule
+        cfg = training_config(ctx, args.det_config, 'detector')
+        set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
+        plan.insert(0, ('detector: ' + osp.basename(args.det_config), args.det_config,
+                        None if find_training(cfg) else expected_seconds(cfg, ctx.train_iters)))
+    todo = [(label, s) for label, _, s in plan if s is not None]
+    reused = [label for label, _, s in plan if s is None]
+    total = sum(s for _, s in todo) + TRACKING_SECONDS * len(members)
+    console.print(f'  {ctx.protocol}: expected about {total / 60:.0f} min on 2 cores: '
+                  + (', '.join(f'{label} {s / 60:.1f} min' for label, s in todo) or 'no training')
+                  + f', tracking and scoring {TRACKING_SECONDS * len(members) / 60:.1f} min'
+                  + (f'; reusing {len(reused)} finished training(s)' if reused else ''))
+
+
+def run(args: argparse.Namespace, members: list, console: Console) -> dict:
+    """The whole benchmark for ``args`` (the tool's options) and the selected zoo ``members``; returns zoo.json's
+    content and the total seconds."""
+    from vastmat.apis import video_list
+    from vastmat.utils.errors import UserInputError
+    from vastmat.experiments.zoo import ZooContext
+    start = time.perf_counter()
+    det_roots = per_protocol(args.det_root, args.protocols, '--det-root')
+    checkpoints = per_protocol(args.checkpoint, args.protocols, '--checkpoint')
+    for path in [*det_roots.values(), *checkpoints.values()]:
+        if not osp.exists(path):
+            raise UserInputError(f'{path}: no such file or folder')
+    from vastmat.experiments.zoo import matcher_fragment_or_none
+    for name in args.matchers:
+        matcher_fragment_or_none(name)  # an unknown matcher name fails here, before any training
+    ensure_data(args.data_root, console)
+    detections, results = {}, {}
+    for protocol in args.protocols:
+        videos = video_list(args.data_root, f'{protocol}/test')
+        if not videos:
+            raise UserInputError(f'{args.data_root}: {protocol}/test lists no videos')
+        ctx = ZooContext(args.data_root, protocol, videos, osp.join(args.work_dir, protocol), args.preset,
+                         args.train_iters, log=console.print)
+        print_plan(ctx, members, args, det_roots, checkpoints, console)
+        detections[protocol] = {}
+        if any(m.on_cached_detections for m in members):
+            with Stage(f'[2/4] {protocol}: detections of '
+                       f'{osp.basename(args.det_config) if protocol not in det_roots else det_roots[protocol]}',
+                       console):
+                detections[protocol] = get_detections(args, ctx, det_roots, checkpoints, console)
+        results[protocol] = run_members(args, ctx, members, detections[protocol] or None, '[3/4]', console)
+    out = report(args, detections, results, console)
+    out['seconds'] = time.perf_counter() - start
+    console.print(f'zoo benchmark finished in {out["seconds"]:.0f} s')
+    return out
