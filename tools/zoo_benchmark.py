@@ -29,13 +29,13 @@ from __future__ import annotations
 import argparse
 
 DEFAULT_MATCHERS = ('original', 'cda_fixed', 'cda_adaptive')
-DEFAULT_THREADS = 2  # torch threads while training (measured: see docs on shared cores)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from vastmat.evaluation.mot_eval import PRESETS
     from vastmat.experiments.zoo import DEMO_DETECTOR
     from vastmat.experiments.zoo_benchmark import DEMO_ROOT
+    from vastmat.utils.threads import default_threads
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data-root', default=DEMO_ROOT,
                         help=f'VastMAT root (default {DEMO_ROOT}, rendered if absent)')
@@ -51,8 +51,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--matchers', nargs='+', default=list(DEFAULT_MATCHERS),
                         help='original (each tracker\'s own) and/or names of configs/matchers/*.py')
     parser.add_argument('--preset', default='vastmat', choices=PRESETS, help='evaluation preset')
-    parser.add_argument('--threads', type=int, default=DEFAULT_THREADS,
-                        help=f'torch CPU threads (default {DEFAULT_THREADS})')
+    parser.add_argument('--threads', type=int, default=default_threads(),
+                        help='torch CPU threads (default: $OMP_NUM_THREADS where set, else 2; docs/zoo.md)')
     args = parser.parse_args(argv)
     if args.train_iters is not None and args.train_iters < 1:
         parser.error(f'--train-iters must be >= 1, got {args.train_iters}')
@@ -60,18 +60,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    import torch
-
     from vastmat.experiments.zoo import select_members
     from vastmat.experiments.zoo_benchmark import run
+    from vastmat.utils.threads import torch_threads
     from vastmat.experiments.zoo_report import make_console
     args = parse_args(argv)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(args.threads)
-    try:
+    with torch_threads(args.threads):
         return run(args, select_members(args.trackers), make_console())
-    finally:
-        torch.set_num_threads(threads)  # a caller in the same process (a test) keeps its own setting
 
 
 if __name__ == '__main__':

@@ -15,8 +15,10 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 
-DEMO_ROOT = 'data/demo'
-MEASURES = ('AP50', 'mAP', 'R1', 'DetA', 'AssA')
+from vastmat.experiments.convergence import MEASURES
+from vastmat.experiments.zoo_benchmark import DEMO_ROOT
+from vastmat.utils.threads import default_threads
+
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -26,53 +28,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--trackers', nargs='+', metavar='NAME', help='only these zoo trackers (default: all)')
     parser.add_argument('--no-detector', action='store_true', help='leave the detector out (and D2MP with it)')
     parser.add_argument('--train-iters', type=int, help="iterations of every training (default: each config's)")
-    parser.add_argument('--threads', type=int, default=2, help='torch CPU threads')
+    parser.add_argument('--threads', type=int, default=default_threads(),
+                        help='torch CPU threads (default: $OMP_NUM_THREADS where set, else 2)')
     parser.add_argument('--out', help='JSON output (default WORK_DIR/convergence.json)')
     return parser.parse_args(argv)
 
 
-def plot(rows: list[dict], path: str) -> None:
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-
-    from vastmat.utils.io import save_figure_atomic
-    models = list(dict.fromkeys(r['model'] for r in rows))
-    fig, (ax_loss, ax_quality) = plt.subplots(1, 2, figsize=(11, 4))
-    for model in models:
-        points = [r for r in rows if r['model'] == model]
-        ax_loss.plot([p['iteration'] for p in points], [p['loss'] for p in points], marker='o', label=model)
-        for measure in MEASURES:
-            if measure in points[0] and points[0][measure] is not None:
-                ax_quality.plot([p['iteration'] for p in points], [100 * p[measure] for p in points], marker='o',
-                                label=f'{model.split(" (")[0]} {measure}')
-    ax_loss.set(xlabel='iteration', ylabel='training loss', title='loss', yscale='log')
-    ax_quality.set(xlabel='iteration', ylabel='percent', title='quality on the test videos')
-    for ax in (ax_loss, ax_quality):
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
-    fig.tight_layout()
-    save_figure_atomic(fig, path)
-
-
 def main(argv: list[str] | None = None) -> list[dict]:
-    import torch
     from rich.console import Console
     from rich.table import Table
 
     from vastmat.apis import video_list
-    from vastmat.experiments.convergence import convergence_rows
+    from vastmat.experiments.convergence import convergence_rows, plot_convergence
     from vastmat.experiments.zoo import DEMO_DETECTOR, ZooContext, select_members
     from vastmat.utils.io import write_json_atomic
+    from vastmat.utils.threads import torch_threads
     args = parse_args(argv)
-    torch.set_num_threads(args.threads)
     console = Console()
     members = select_members(args.trackers)
     protocol = 'protocol1'
     ctx = ZooContext(args.data_root, protocol, video_list(args.data_root, f'{protocol}/test'),
                      osp.join(args.work_dir, protocol), train_iters=args.train_iters, log=console.print)
     detector = None if args.no_detector else DEMO_DETECTOR
-    rows = convergence_rows(ctx, members, detector)
+    with torch_threads(args.threads):
+        rows = convergence_rows(ctx, members, detector)
     table = Table(title='Convergence of the tiny models (Protocol 1 test videos of the demo data)')
     for header in ('model', 'iteration', 'train min', 'loss', *MEASURES):
         table.add_column(header, justify='left' if header == 'model' else 'right')
@@ -82,7 +61,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     console.print(table)
     out = args.out or osp.join(args.work_dir, 'convergence.json')
     write_json_atomic(rows, out)
-    plot(rows, osp.splitext(out)[0] + '.png')
+    plot_convergence(rows, osp.splitext(out)[0] + '.png')
     console.print(f'saved {out} and {osp.splitext(out)[0]}.png')
     return rows
 

@@ -21,6 +21,8 @@ import numpy as np
 from .zoo import ZooContext, detector_boxes, run_cached_member, run_model_member, train, training_config
 from .zoo_training import Training, detect
 
+MEASURES = ('AP50', 'mAP', 'R1', 'DetA', 'AssA')  # quality columns, as each model has them
+
 
 def logged_losses(training: Training) -> list[tuple[int, float]]:
     """``(iteration, loss)`` of every logged training step (the ``Iter(train) [it/max] ... loss: x`` lines of the
@@ -94,3 +96,28 @@ def convergence_rows(ctx: ZooContext, members: list, detector_config: str | None
             add(f'{member.name} ({osp.basename(member.demo_config)})', train(ctx, member.demo_config, member.name),
                 lambda it, ckpt, c=curve: dict(DetA=c[it]['DetA'], AssA=c[it]['AssA']))
     return rows
+
+
+def plot_convergence(rows: list[dict], path: str) -> None:
+    """Loss (left, log scale) and the quality measures (right) of every model against its iterations."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    from vastmat.utils.io import save_figure_atomic
+    models = list(dict.fromkeys(r['model'] for r in rows))
+    fig, (ax_loss, ax_quality) = plt.subplots(1, 2, figsize=(11, 4))
+    for model in models:
+        points = [r for r in rows if r['model'] == model]
+        ax_loss.plot([p['iteration'] for p in points], [p['loss'] for p in points], marker='o', label=model)
+        for measure in MEASURES:
+            if measure in points[0] and points[0][measure] is not None:
+                ax_quality.plot([p['iteration'] for p in points], [100 * p[measure] for p in points], marker='o',
+                                label=f'{model.split(" (")[0]} {measure}')
+    ax_loss.set(xlabel='iteration', ylabel='training loss', title='loss', yscale='log')
+    ax_quality.set(xlabel='iteration', ylabel='percent', title='quality on the test videos')
+    for ax in (ax_loss, ax_quality):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    save_figure_atomic(fig, path)

@@ -9,7 +9,14 @@ from typing import Any
 
 from rich.console import Console
 
+from vastmat.apis import matcher_fragment, video_list
+from vastmat.models.trackers import zoo_trackers
+from vastmat.utils.errors import UserInputError
+
+from .zoo import (NUM_CHECKPOINTS, ZooContext, detector_boxes, run_cached_member, run_model_member, train,
+                  training_config, training_plan)
 from .zoo_report import report
+from .zoo_training import expected_seconds, find_training, set_schedule
 
 DEMO_ROOT = 'data/demo'
 TRACKING_SECONDS = 30  # expected tracking, testing and scoring time of one zoo tracker on the demo test videos
@@ -17,7 +24,6 @@ TRACKING_SECONDS = 30  # expected tracking, testing and scoring time of one zoo 
 
 def per_protocol(values: list[str] | None, protocols: list[str], flag: str) -> dict[str, str]:
     """``[DIR]`` (one protocol) or ``[protocol1=DIR, protocol2=DIR]`` as ``{protocol: DIR}``."""
-    from vastmat.utils.errors import UserInputError
     if not values:
         return {}
     if len(values) == 1 and '=' not in values[0]:
@@ -35,7 +41,6 @@ def per_protocol(values: list[str] | None, protocols: list[str], flag: str) -> d
 
 def ensure_data(data_root: str, console: Console) -> None:
     """Render the demo dataset when the default root is absent; any other missing root is an error."""
-    from vastmat.utils.errors import UserInputError
     if osp.isdir(osp.join(data_root, 'videos')):
         return
     if osp.normpath(data_root) != osp.normpath(DEMO_ROOT):
@@ -50,7 +55,6 @@ def ensure_data(data_root: str, console: Console) -> None:
 def get_detections(args: argparse.Namespace, ctx: Any, det_roots: dict, checkpoints: dict,
                    console: Console) -> dict:
     """The protocol's cached detections: given, or from the (given or trained) detector; returns their source."""
-    from vastmat.experiments.zoo import detector_boxes, train
     protocol = ctx.protocol
     if protocol in det_roots:
         console.print(f'  {protocol}: cached detections from {det_roots[protocol]}')
@@ -91,8 +95,6 @@ class Stage:
 def run_members(args: argparse.Namespace, ctx: Any, members: list, detections: dict | None, step: str,
                 console: Console) -> dict:
     """Every selected zoo tracker: ``{tracker: dict(runs={matcher: run}, curve=[...], training=...)}``."""
-    from vastmat.experiments.zoo import run_cached_member, run_model_member
-    from vastmat.models.trackers import zoo_trackers
     by_name = {m.name: m for m in zoo_trackers()}
     out = {}
     for member in members:
@@ -120,12 +122,9 @@ def run_members(args: argparse.Namespace, ctx: Any, members: list, detections: d
 def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dict, checkpoints: dict,
                console: Console) -> None:
     """What will be trained and how long it is expected to take (measured seconds per iteration, 2 cores)."""
-    from vastmat.experiments.zoo import training_plan
     plan = training_plan(ctx, members)
     if ctx.protocol not in det_roots and ctx.protocol not in checkpoints and any(
             m.on_cached_detections for m in members) and args.det_config not in {c for _, c, _ in plan}:
-        from vastmat.experiments.zoo import NUM_CHECKPOINTS, training_config
-        from vastmat.experiments.zoo_training import expected_seconds, find_training, set_schedule
         cfg = training_config(ctx, args.det_config, 'detector')
         set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
         plan.insert(0, ('detector: ' + osp.basename(args.det_config), args.det_config,
@@ -142,18 +141,15 @@ def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dic
 def run(args: argparse.Namespace, members: list, console: Console) -> dict:
     """The whole benchmark for ``args`` (the tool's options) and the selected zoo ``members``; returns zoo.json's
     content and the total seconds."""
-    from vastmat.apis import video_list
-    from vastmat.utils.errors import UserInputError
-    from vastmat.experiments.zoo import ZooContext
     start = time.perf_counter()
     det_roots = per_protocol(args.det_root, args.protocols, '--det-root')
     checkpoints = per_protocol(args.checkpoint, args.protocols, '--checkpoint')
     for path in [*det_roots.values(), *checkpoints.values()]:
         if not osp.exists(path):
             raise UserInputError(f'{path}: no such file or folder')
-    from vastmat.experiments.zoo import matcher_fragment_or_none
     for name in args.matchers:
-        matcher_fragment_or_none(name)  # an unknown matcher name fails here, before any training
+        if name != 'original':
+            matcher_fragment(name)  # an unknown matcher name fails here, before any training
     ensure_data(args.data_root, console)
     detections, results = {}, {}
     for protocol in args.protocols:
