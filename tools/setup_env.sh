@@ -7,7 +7,7 @@
 #
 # The stack (see DESIGN.md section 7): torch 2.14.1 + torchvision 0.29.1, mmcv 2.1.0 compiled from source with
 # ops (C++20, setuptools 77-80, no build isolation), mmengine 0.10.7, mmdet 3.3.0, trackeval 1.3.0, lap, scipy,
-# pluggy, and this package in editable mode.
+# pluggy, ray (the sweep's optional launcher, requirements/ray.txt), and this package in editable mode.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -67,6 +67,11 @@ fi
 log "runtime, test and optional requirements"
 "${PIP[@]}" install -q -r "$ROOT/requirements/runtime.txt" -r "$ROOT/requirements/tests.txt" \
     -r "$ROOT/requirements/optional.txt"
+
+if ! "$PY" -c "import ray" >/dev/null 2>&1; then
+    log "ray, the sweep's optional launcher (tests/test_sweep_ray.py; about 250 MB)"
+    "${PIP[@]}" install -q -r "$ROOT/requirements/ray.txt"
+fi
 
 log "vastmat (editable)"
 "${PIP[@]}" install -q --no-build-isolation --no-deps -e "$ROOT"

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Benchmark: tools/analysis/sweep.py's throughput (runs per minute) with 1 and more worker processes.
+"""Benchmark: the sweep's throughput (vastmat.experiments.sweep, as tools/analysis/sweep.py runs it; runs per minute)
+with 1 and more worker processes.
 
     python tools/benchmark/sweep_throughput.py [--data-root ../shared/data/AnimalTrack-10fps-sim/gt]
         [--det-root ../shared/data/AnimalTrack-10fps-sim/dets] [--config configs/bytetrack/bytetrack_cached-dets.py]
@@ -14,8 +15,6 @@ tracking, result writing and evaluation, not the interpreter's start (a warm-up 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
 import os
 import os.path as osp
 import shutil
@@ -27,24 +26,16 @@ DEFAULT_CONFIG = osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets.p
 DEFAULT_ALPHAS = '0,0.125,0.25,0.375,0.5,0.625,0.75,0.875'  # 8 runs: a multiple of the worker counts
 
 
-def load_sweep():
-    spec = importlib.util.spec_from_file_location('vastmat_tools_sweep',
-                                                  osp.join(REPO, 'tools', 'analysis', 'sweep.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def time_sweep(sweep, args: argparse.Namespace, workers: int) -> dict:
+def time_sweep(args: argparse.Namespace, workers: int) -> dict:
     """One sweep in a fresh work dir; its wall time and rows."""
+    from vastmat.experiments.sweep import SweepSettings, run_sweep
     work_dir = osp.join(args.work_dir, f'workers{workers}')
     shutil.rmtree(work_dir, ignore_errors=True)
     matcher = "model.tracker.matcher=dict(type='CDA',mode='fixed',alpha=0.25)"
     load = os.getloadavg()[0]  # other jobs on the machine make the timings noisy: reported beside them
     start = time.perf_counter()
-    result = sweep.main([args.config, '--data-root', args.data_root, '--det-root', args.det_root,
-                         '--work-dir', work_dir, '--base-options', matcher,
-                         '--grid', f'model.tracker.matcher.alpha={args.alphas}', '--workers', str(workers)])
+    result = run_sweep(SweepSettings(args.config, args.det_root, args.data_root, work_dir, base_options=[matcher],
+                                     grid=[f'model.tracker.matcher.alpha={args.alphas}'], workers=workers))
     seconds = time.perf_counter() - start
     runs = result['computed']
     return dict(workers=workers, runs=runs, seconds=seconds, runs_per_min=60 * runs / seconds, load_before=load,
@@ -61,10 +52,9 @@ def main(argv=None) -> dict:
     parser.add_argument('--work-dir', default=osp.join('work_dirs', 'sweep_throughput'))
     parser.add_argument('--out', help='JSON file (default: WORK_DIR/sweep_throughput.json)')
     args = parser.parse_args(argv)
-    sweep = load_sweep()
     from vastmat.apis import init_model
     init_model(args.config, detector=False)  # warm-up: registries and lazy imports, outside the timings
-    timings = [time_sweep(sweep, args, workers) for workers in args.workers]
+    timings = [time_sweep(args, workers) for workers in args.workers]
     identical = all(t['rows'] == timings[0]['rows'] for t in timings)
     for t in timings:
         t['speedup'] = timings[0]['seconds'] / t['seconds']

@@ -2,17 +2,20 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import difflib
 import inspect
+import math
 import os
 import os.path as osp
 from typing import Any
 
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.runner import Runner
 
 from vastmat.utils.errors import UserInputError
 from vastmat.utils.io import write_json_atomic  # noqa: F401  (re-exported for the tools)
+from vastmat.utils.options import OptionError, format_value, parse_option
 
 LAUNCHERS = ('none', 'pytorch', 'slurm', 'mpi')
 
@@ -34,14 +37,29 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--work-dir', help='directory for logs, checkpoints and results '
                         '(default: ./work_dirs/<config name>)')
     parser.add_argument(
-        '--cfg-options', nargs='+', action=DictAction,
-        help='override settings of the config, key=value pairs merged into it, e.g. '
-        'model.tracker.matcher.type=CDA; a list is key="[a,b]" or key=a,b, nested tuples key="[(a,b),(c,d)]" '
-        '(quotes needed, no spaces). A key that does not exist in the config is an error, except the '
-        'arguments of a component (a dict with type=...), which its constructor checks.')
+        '--cfg-options', nargs='+', action=CfgOptionsAction, metavar='KEY=VALUE',
+        help='override settings of the config, e.g. model.tracker.match_thresh=0.8 or '
+        '"model.tracker.matcher=dict(type=\'CDA\', alpha=0.25)" (a dict replaces the whole entry); values are Python '
+        'literals, a bare word is a string; a list is key="[a,b]" or key=a,b, nested tuples key="[(a,b),(c,d)]". '
+        'A key that does not exist in the config is an error, except the arguments of a component (a dict with '
+        'type=...), which its constructor checks; a number or a bool in the config takes a number (or None) or a '
+        'bool.')
     parser.add_argument('--launcher', choices=LAUNCHERS, default='none', help='job launcher')
     # torch >= 2.0's launchers pass --local-rank; older code used --local_rank.
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0, help=argparse.SUPPRESS)
+
+
+class CfgOptionsAction(argparse.Action):
+    """``KEY=VALUE ...`` read by :func:`vastmat.utils.options.parse_option` into a dict (a later key wins, as
+    mmengine's DictAction); a malformed one raises :class:`OptionError` (one ``error:`` line under run_cli)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        options = dict(getattr(namespace, self.dest, None) or {})
+        for text in values:
+            key, value = parse_option(text, option_string or self.dest)
+            options[key] = value
+        setattr(namespace, self.dest, options)
 
 
 def finish_parsing(args: argparse.Namespace) -> argparse.Namespace:
@@ -55,50 +73,101 @@ def _known_top_level_keys() -> set[str]:
     return {name for name in params if name != 'self'} | _EXTRA_RUNNER_KEYS
 
 
-def check_cfg_options(cfg: Config, options: dict[str, Any] | None) -> None:
-    """Refuse ``--cfg-options`` keys that would silently add a setting nothing reads.
+def check_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[str, str] | None = None) -> None:
+    """Refuse ``--cfg-options`` keys that would silently add a setting nothing reads, and values of the wrong type.
 
     A dotted key must exist in the config, except (a) a top-level key the runner reads (``randomness``,
     ``model_wrapper_cfg``, ...) and (b) a new argument of a component dict (one with ``type``): the component's
-    constructor rejects an unknown argument when it is built, naming it.
+    constructor rejects an unknown argument when it is built, naming it. Where the config holds a number, the value
+    must be a finite number or None, where a bool a bool, where a string, a list or a dict one of the same kind or None
+    (:func:`_check_type`; inside a dict value too, for the keys a dict of the same ``type`` shares with it).
+
+    Args:
+        flags: the command-line flag that gave each key, named in the errors (default ``--cfg-options``).
 
     Raises:
         ConfigKeyError: naming the key, the missing part and the nearest existing keys.
+        OptionError: naming the key, the value and the type the config has there.
     """
     known_top = _known_top_level_keys()
-    for key in options or {}:
+    for key, value in (options or {}).items():
+        flag = (flags or {}).get(key, '--cfg-options')
         node: Any = cfg.to_dict()
         parts = key.split('.')
         for depth, part in enumerate(parts):
             last = depth == len(parts) - 1
             if isinstance(node, (list, tuple)):
                 if not (part.isdigit() and int(part) < len(node)):
-                    raise ConfigKeyError(f"--cfg-options {key}: '{'.'.join(parts[:depth])}' is a list of "
+                    raise ConfigKeyError(f"{flag} {key}: '{'.'.join(parts[:depth])}' is a list of "
                                          f'{len(node)} items; {part!r} is not an index of it')
                 node = node[int(part)]
                 continue
             if not isinstance(node, dict):
-                raise ConfigKeyError(f"--cfg-options {key}: '{'.'.join(parts[:depth])}' is a "
+                raise ConfigKeyError(f"{flag} {key}: '{'.'.join(parts[:depth])}' is a "
                                      f'{type(node).__name__}, it has no key {part!r}')
+            if last and part == 'type' and not isinstance(value, str):
+                raise OptionError(f'{flag} {key}={format_value(value)}: expected the name of a registered type')
             if part in node:
                 node = node[part]
+                if last:
+                    _check_type(f'{flag} {key}', node, value)
                 continue
             if last and (depth == 0 and part in known_top or depth > 0 and 'type' in node):
                 break
             where = '.'.join(parts[:depth]) or 'the config'
             close = difflib.get_close_matches(part, [str(k) for k in node], n=3, cutoff=0.6)
             hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ''
-            raise ConfigKeyError(f'--cfg-options {key}: {part!r} is not a key of {where}{hint}')
+            raise ConfigKeyError(f'{flag} {key}: {part!r} is not a key of {where}{hint}')
+
+
+def _check_type(where: str, old: Any, new: Any) -> None:
+    """``new`` may replace the config's ``old``: a value of the same kind (a bool; a finite number; a string; a list
+    or tuple; a dict, or a list of dicts for a component dict), or None for anything but a bool; inside a dict of the
+    same ``type``, the keys it shares with ``old`` alike."""
+    if old is None:
+        return
+    if isinstance(old, bool):
+        expected, ok = 'True or False', isinstance(new, bool)
+    elif isinstance(old, (int, float)):
+        expected = 'a finite number or None'
+        ok = new is None or (isinstance(new, (int, float)) and not isinstance(new, bool) and math.isfinite(new))
+    elif isinstance(old, str):
+        expected, ok = 'a string or None', new is None or isinstance(new, str)
+    elif isinstance(old, (list, tuple)):
+        expected, ok = 'a list or None', new is None or isinstance(new, (list, tuple))
+    elif isinstance(old, dict):
+        component = 'type' in old  # a list of components where mmengine takes one or several (evaluators, ...)
+        expected = 'a dict, a list of dicts or None' if component else 'a dict or None'
+        ok = new is None or isinstance(new, dict) or (
+            component and isinstance(new, (list, tuple)) and all(isinstance(v, dict) for v in new))
+    else:
+        return
+    if not ok:
+        raise OptionError(f'{where}={format_value(new)}: expected {expected} (the config has {format_value(old)}), '
+                          f'got {type(new).__name__} {new!r}')
+    if isinstance(old, dict) and 'type' in old and isinstance(new, dict) and 'type' not in new:
+        raise OptionError(f'{where}={format_value(new)}: expected dict(type=..., ...), a component (a dict value '
+                          'replaces the whole entry)')
+    if isinstance(old, dict) and isinstance(new, dict) and old.get('type') == new.get('type'):
+        for k in old.keys() & new.keys():
+            _check_type(f'{where}.{k}', old[k], new[k])
+
+
+def apply_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[str, str] | None = None) -> Config:
+    """Set ``options`` in ``cfg`` in order, each checked first (:func:`check_cfg_options`, on the config as the
+    earlier options left it); a dict value replaces the whole entry (its old keys do not leak into it)."""
+    for key, value in (options or {}).items():
+        check_cfg_options(cfg, {key: value}, flags)
+        value = copy.deepcopy(value)
+        cfg.merge_from_dict({key: dict(value, _delete_=True) if isinstance(value, dict) else value})
+    return cfg
 
 
 def load_config(args: argparse.Namespace) -> Config:
     """Read the config, apply ``--cfg-options`` (checked), the launcher and the work dir, and let plugins adjust it."""
     from vastmat.plugins import adjust_config
 
-    cfg = Config.fromfile(args.config)
-    check_cfg_options(cfg, args.cfg_options)
-    if args.cfg_options:
-        cfg.merge_from_dict(args.cfg_options)
+    cfg = apply_cfg_options(Config.fromfile(args.config), args.cfg_options)
     cfg.launcher = args.launcher
     # work_dir priority: CLI > config > ./work_dirs/<config name> (as mmdet)
     if args.work_dir is not None:
@@ -300,10 +369,12 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
 
 def _is_config_error(exc: BaseException) -> bool:
-    """mmengine's build errors about the config: an unregistered type or a bad constructor argument."""
+    """mmengine's build errors about the config: an unregistered type, a component without a type name, or a bad
+    constructor argument."""
     import re
     text = str(exc.args[0]) if exc.args else ''
-    return bool(re.search(r'is not in the \S+ registry', text) or
+    return bool(re.search(r'is not in the .+ registry|must contain the key "type"|type must be a str or valid type',
+                          text) or
                 re.search(r'__init__\(\) (got an unexpected keyword argument|missing \d+ required)', text))
 
 
@@ -326,5 +397,5 @@ def run_cli(main: Any, argv: list[str] | None = None) -> Any:
     except (TypeError, KeyError) as exc:  # a config naming an unknown type or argument, as mmengine reports it
         if os.environ.get('VASTMAT_DEBUG') or not _is_config_error(exc):
             raise
-        print(f'error: {exc.args[0] if exc.args else exc}', file=sys.stderr)
+        print(f'error: {str(exc.args[0] if exc.args else exc).splitlines()[0]}', file=sys.stderr)
         sys.exit(2)
