@@ -324,10 +324,9 @@ def test_each_matcher_tracks_and_writes_metrics(golden_model, matcher, tmp_path)
 
     from mmengine.config import Config
 
-    from vastmat.apis import matcher_fragment, track_and_score
+    from vastmat.apis import matcher_fragment, swap_matcher, track_and_score
     from vastmat.registry import MATCHERS
-    name = {'iou': '', 'diou': '_diou', 'cda_fixed': '_cda-fixed', 'cda_adaptive': '_cda-adaptive'}[matcher]
-    config = Config.fromfile(osp.join(REPO, 'configs', 'diffmot', f'diffmot_cached-dets{name}.py'))
+    config = swap_matcher(Config.fromfile(osp.join(REPO, 'configs', 'diffmot', 'diffmot_cached-dets.py')), matcher)
     assert config.model.tracker.matcher == matcher_fragment(matcher)  # the full-size config's matcher
     golden_model.tracker.matcher = MATCHERS.build(matcher_fragment(matcher))
     videos = ['deer_4', 'penguin_4']

@@ -1,20 +1,16 @@
-"""tools/analysis/motion_matcher_study.py: per-video statistics and the sparsest third on a hand-built ground truth,
-the sparse settings' simulation made once, a matcher without per-tracker configs, and ByteTrack with IoU and CDA
-fixed on two videos of AnimalTrack-10fps-sim (rows, gains, the sparsest third scored from the same tracks, the
-plot, a second invocation reusing every run)."""
+"""vastmat.experiments.motion_matcher_study (tools/analysis/motion_matcher_study.py): per-video statistics and the
+sparsest third on a hand-built ground truth, the sparse settings' simulation made once, each run's config and options
+from the trackers' declarations, and ByteTrack with IoU and CDA fixed on two videos of AnimalTrack-10fps-sim (rows,
+gains, the sparsest third scored from the same tracks, the plot, a second invocation reusing every run)."""
 import json
 import os
 import os.path as osp
-import sys
 
 import pytest
 
-from conftest import REPO, SHARED_DATA, tool
-
-sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
-
-import matcher_table  # noqa: E402
-import motion_matcher_study as study  # noqa: E402
+from conftest import SHARED_DATA, tool
+from vastmat.experiments import matcher_study
+from vastmat.experiments import motion_matcher_study as study
 
 AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
 needs_at10 = pytest.mark.skipif(not osp.isdir(osp.join(AT10, 'dets')),
@@ -73,31 +69,52 @@ def test_a_sparse_setting_is_simulated_once(hand_root, tmp_path):
     assert not [name for name in os.listdir(tmp_path) if '.tmp' in name]
 
 
-def test_configs_options_and_matchers_without_per_tracker_configs(tmp_path):
-    assert study.matcher_config('cda-fixed', 'bytetrack', str(tmp_path)) == matcher_table.config_for('cda-fixed')
-    # no configs/bytetrack/bytetrack_cached-dets_centersim.py: one from the plain config and the fragment
-    from mmengine.config import Config
-    path = study.matcher_config('centersim', 'bytetrack', str(tmp_path))
-    assert path == str(tmp_path / 'configs' / 'bytetrack' / 'bytetrack_cached-dets_centersim.py')
-    tracker = Config.fromfile(path).model.tracker
-    assert tracker.matcher == dict(type='CenterSim', denominator='mean') and tracker.type == 'BYTETracker'
-    with pytest.raises(FileNotFoundError, match='no bytetrack config for matcher'):
-        study.matcher_config('no-such-matcher', 'bytetrack', str(tmp_path))
-    # matcher_table's options but the preset and videos, in its order
-    assert matcher_table.run_options(matcher_table.config_for('iou'), 'bytetrack', 'official', True, ['x=1']) == [
-        'model.tracker.matcher.plus_one=True', 'x=1', 'model.tracker.match_thresh=0.9']
-    args = study.parse_args(['--work-dir', str(tmp_path), '--d2mp-checkpoint', __file__, '--cfg-options',
-                             'a.b=1', 'diffmot:model.tracker.high_thres=0.5'])
-    assert study.tracker_options(args, 'bytetrack') == ['a.b=1']
-    assert study.tracker_options(args, 'diffmot') == [f'model.tracker.motion.checkpoint={__file__}', 'a.b=1',
-                                                      'model.tracker.high_thres=0.5']
-    assert study.tracker_options(args, 'tracktrack')[:3] == study.TRACKER_OPTIONS['tracktrack']
+def test_runs_are_the_study_configs_with_the_matcher_swapped_in(tmp_path):
+    """Every tracker's declarations, its run options in the matcher table's order, ``TRACKER:`` options, and each
+    run's config: the tracker's study config with ``model.tracker.matcher`` replaced (none for its own)."""
+    from vastmat.experiments.sweep.runs import build_config
+    trackers = matcher_study.study_trackers()
+    assert list(trackers) == ['bytetrack', 'tracktrack', 'diffmot']  # the cheapest to run first
+    bytetrack, tracktrack, diffmot = trackers.values()
+    assert (bytetrack.own_matcher, bytetrack.threshold('paper'), bytetrack.threshold('official')) == ('iou', 0.6, 0.9)
+    assert tracktrack.match_thresh == ('match_thr', dict(paper=0.6, official=0.6)) and diffmot.match_thresh is None
+    cfg = matcher_study.matcher_config(bytetrack, 'cda-fixed-diou-gate')
+    assert matcher_study.pixel_options(cfg, False) == [
+        'model.tracker.matcher.plus_one=False', 'model.tracker.matcher.gate.plus_one=False']
+    assert matcher_study.run_options(matcher_study.matcher_config(bytetrack, 'iou'), bytetrack, 'official', True,
+                                     ['x=1']) == ['model.tracker.matcher.plus_one=True', 'x=1',
+                                                  'model.tracker.match_thresh=0.9']
+    settings = study.StudySettings(str(tmp_path), str(tmp_path), str(tmp_path), d2mp_checkpoint=__file__,
+                                   cfg_options=['a.b=1', 'diffmot:model.tracker.high_thres=0.5'])
+    assert study.tracker_options(settings, bytetrack) == ['a.b=1']
+    assert study.tracker_options(settings, diffmot) == [f'model.tracker.motion.checkpoint={__file__}', 'a.b=1',
+                                                        'model.tracker.high_thres=0.5']
+    assert study.tracker_options(settings, tracktrack)[:3] == list(tracktrack.options)
+    # the runs: bytetrack on one setting, its own matcher and CenterSim (no per-matcher config file needed)
+    settings = study.StudySettings(str(tmp_path), str(tmp_path), str(tmp_path), trackers=['bytetrack'],
+                                   settings=['10fps'], matchers=['iou', 'centersim'])
+    roots = {'10fps': dict(data_root=str(tmp_path), det_root=str(tmp_path))}
+    own, centersim = study.make_runs(settings, roots, {'10fps': ['v']})
+    assert own['config'] == centersim['config'] == 'configs/bytetrack/bytetrack_cached-dets.py'
+    assert own['cfg_options'] == centersim['cfg_options'] == ['model.tracker.matcher.plus_one=True',
+                                                              'model.tracker.match_thresh=0.9']
+    assert centersim['options']['model.tracker.matcher'] == dict(type='CenterSim', denominator='mean',
+                                                                 plus_one=True)
+    assert build_config(centersim['config_file'], centersim['options']).model.tracker.matcher.to_dict() == dict(
+        type='CenterSim', denominator='mean', plus_one=True)
+    assert 'model.tracker.matcher' not in own['options']
+    with pytest.raises(matcher_study.UserInputError, match="matcher 'no-such-matcher'"):
+        study.make_runs(study.StudySettings(str(tmp_path), str(tmp_path), str(tmp_path), trackers=['bytetrack'],
+                                            settings=['10fps'], matchers=['iou', 'no-such-matcher']),
+                        roots, {'10fps': ['v']})
 
 
 def test_diffmot_needs_a_d2mp_checkpoint(tmp_path, capsys):
-    with pytest.raises(SystemExit):
-        study.parse_args(['--work-dir', str(tmp_path), '--trackers', 'diffmot'])
-    assert 'DiffMOT needs a trained D2MP' in capsys.readouterr().err
+    from vastmat.engine.cli import run_cli
+    with pytest.raises(SystemExit) as exc:
+        run_cli(lambda argv: tool(STUDY, *argv), ['--work-dir', str(tmp_path), '--trackers', 'diffmot'])
+    assert exc.value.code == 2
+    assert 'diffmot needs a trained motion model: --d2mp-checkpoint' in capsys.readouterr().err
 
 
 def test_targets_of_the_candidate_matcher():

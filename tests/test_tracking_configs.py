@@ -65,16 +65,16 @@ def test_bytetrack_with_yolox_x_loads_a_detector_checkpoint():
 
 
 def test_cached_dets_configs_select_their_matchers():
-    expected = {'bytetrack_cached-dets.py': 'IoU', 'bytetrack_cached-dets_diou.py': 'DIoU',
-                'bytetrack_cached-dets_cda-fixed.py': 'CDA', 'bytetrack_cached-dets_cda-adaptive.py': 'CDA',
-                'bytetrack_cached-dets_cda-fixed-diou-gate.py': 'CDA'}
+    from vastmat.apis import swap_matcher
+    plain = Config.fromfile(osp.join(CONFIGS, 'bytetrack', 'bytetrack_cached-dets.py'))
+    expected = {'original': 'IoU', 'diou': 'DIoU', 'cda-fixed': 'CDA', 'cda-adaptive': 'CDA',
+                'cda-fixed-diou-gate': 'CDA'}
     for name, matcher in expected.items():
-        cfg = Config.fromfile(osp.join(CONFIGS, 'bytetrack', name))
-        assert cfg.model.tracker.matcher.type == matcher, name
-    adaptive = Config.fromfile(osp.join(CONFIGS, 'bytetrack', 'bytetrack_cached-dets_cda-adaptive.py'))
+        assert swap_matcher(plain, name).model.tracker.matcher.type == matcher, name
+    adaptive = swap_matcher(plain, 'cda-adaptive')
     assert adaptive.model.tracker.matcher.mode == 'forward' and 'plus_one' not in adaptive.model.tracker.matcher
     # the lost-track rule of the official evaluator (30 frames whatever the rate), stated in every ByteTrack config
-    for name in [*expected, 'bytetrack_yolox-x_vastmat-p1.py', 'bytetrack_yolox-x_vastmat-p2.py']:
+    for name in ['bytetrack_cached-dets.py', 'bytetrack_yolox-x_vastmat-p1.py', 'bytetrack_yolox-x_vastmat-p2.py']:
         cfg = Config.fromfile(osp.join(CONFIGS, 'bytetrack', name))
         assert cfg.model.tracker.type == 'BYTETracker' and cfg.model.tracker.buffer_frame_rate == 30, name
 

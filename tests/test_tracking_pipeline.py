@@ -75,10 +75,6 @@ def test_a_matcher_swapped_on_the_command_line_changes_the_tracks(tmp_path):
 @needs_at10
 def test_matcher_table_runs_every_matcher_under_one_setting(tmp_path):
     """The paper's match_thresh 0.6 and one pixel convention for every row, stated in table.json."""
-    sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
-    from matcher_table import config_for, pixel_options
-    assert pixel_options(config_for('cda-fixed-diou-gate'), False) == [
-        'model.tracker.matcher.plus_one=False', 'model.tracker.matcher.gate.plus_one=False']
     matchers = ['iou', 'diou', 'cda-fixed', 'cda-adaptive']
     result = tool('tools/analysis/matcher_table.py', '--data-root', osp.join(AT10, 'gt'), '--det-root',
                   osp.join(AT10, 'dets'), '--work-dir', tmp_path, '--videos', 'chicken_3', 'zebra_3')
@@ -219,9 +215,13 @@ def test_bad_input_is_named(tmp_path):
 
 
 @needs_tud
-def test_association_speed_benchmark_runs_and_checks_identity(tmp_path):
+def test_association_speed_benchmark_runs_and_checks_identity(sort_site, tmp_path, monkeypatch):
     """Timings are not asserted (tools/benchmark/ is for them); the script runs every tracker on the same
-    detections, writes its JSON and finds the optimised BYTETracker identical to the per-track port."""
+    detections, writes its JSON and finds the optimised BYTETracker identical to the per-track port. The SORT plugin
+    is reached through the registry, once its entry point is installed."""
+    from vastmat.plugins import load_plugins
+    monkeypatch.syspath_prepend(sort_site)
+    assert 'sort' in load_plugins(reload=True).loaded
     out = tmp_path / 'speed.json'
     result = tool('tools/benchmark/association_speed.py', '--data-root', TUD, '--repeats', '1', '--matchers', 'iou',
                   'cda_fixed', '--out', out)

@@ -3,6 +3,7 @@
 writes them to WORK_DIR/metrics.json.
 
     python tools/test.py CONFIG --checkpoint CKPT [--work-dir DIR] [--out FILE.pkl] [--cfg-options k=v ...]
+        [--matcher NAME[,key=value...]]
     tools/dist_test.sh CONFIG NUM_PROCESSES --checkpoint CKPT [args]
 
 Detectors: ``--dump-dets DIR`` also writes DIR/<video>.txt (det.txt form), the cached detections of the trackers.
@@ -22,6 +23,7 @@ import os.path as osp
 from mmengine.dist import is_main_process
 from mmengine.logging import print_log
 
+from vastmat.utils.errors import UserInputError
 from vastmat.engine.cli import (add_common_arguments, apply_tracking_options, build_runner, finish_parsing,
                                 load_config, print_metrics_table, write_json_atomic)
 
@@ -30,6 +32,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='Test (and evaluate) a VastMAT detector, tracker or model')
     add_common_arguments(parser)
     parser.add_argument('--checkpoint', help='checkpoint to test (weights-only loading)')
+    parser.add_argument('--matcher', metavar='NAME[,key=value...]',
+                        help="the tracker's matcher replaced by configs/matchers/NAME.py with these keys, e.g. "
+                        'cda_fixed,alpha=0.25 (original: its own)')
     parser.add_argument('--out', help='also dump the raw predictions to this .pkl file')
     parser.add_argument('--amp', action='store_true', help='run the test loop in fp16')
     parser.add_argument('--dump-dets', metavar='DIR', help='detector configs: write DIR/<video>.txt with its boxes')
@@ -60,6 +65,13 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> dict:
     args = parse_args(argv)
     cfg = load_config(args)
+    if args.matcher is not None:
+        from vastmat.apis import parse_matcher_option, swap_matcher
+        name, overrides = parse_matcher_option(args.matcher)
+        if any(key.startswith('model.tracker.matcher') for key in args.cfg_options or {}):
+            raise UserInputError('--matcher replaces the whole matcher: give its keys as --matcher NAME,key=value, '
+                                 'not as --cfg-options model.tracker.matcher...')
+        cfg = swap_matcher(cfg, name, **overrides)
     if args.checkpoint is not None:
         cfg.load_from = args.checkpoint
     if args.amp:

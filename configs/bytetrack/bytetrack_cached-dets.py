@@ -1,7 +1,6 @@
 # ByteTrack (official algorithm and defaults, reference/trackers.md section 1) on cached detections:
 #   python tools/test.py configs/bytetrack/bytetrack_cached-dets.py --det-root DETS [--data-root DATA] --work-dir W
-# Another matcher: a configs/bytetrack/bytetrack_cached-dets_<matcher>.py, or
-#   --cfg-options model.tracker.matcher.type=CDA
+# Another matcher (configs/matchers/<name>.py, with its keys): --matcher cda_fixed,alpha=0.25
 _base_ = ['../_base_/tracking_cached-dets.py']
 
 model = dict(

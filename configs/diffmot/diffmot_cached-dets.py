@@ -4,7 +4,7 @@
 # The D2MP checkpoint is required (configs/d2mp/d2mp_1xb2048-800e_vastmat-p1.py trains it); tracking without one
 # stops with a message naming model.tracker.motion.checkpoint. Appearance features, when the det.txt files carry
 # them (tools/test.py REID_CONFIG --dump-feats), switch on the first stage's dynamic appearance weights.
-# Another matcher: a configs/diffmot/diffmot_cached-dets_<matcher>.py, or --cfg-options model.tracker.matcher.type=CDA
+# Another matcher (configs/matchers/<name>.py, with its keys): --matcher cda_fixed,alpha=0.25
 _base_ = ['../_base_/tracking_cached-dets.py']
 
 model = dict(

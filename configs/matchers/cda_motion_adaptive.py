@@ -8,7 +8,8 @@
 # Defaults: chosen for ByteTrack (official match_thresh 0.9) by the largest worst-case HOTA margin on the selection
 # half of AnimalTrack train (the 16 videos at odd positions, 1st, 3rd, ..., of its 32 in name order) over six rows:
 # 10 FPS against IoU, 5 and 3 FPS and the sparsest third of each setting against the better of CDA fixed / adaptive;
-# 197 grid points (README, "Association modules"). TrackTrack and DiffMOT configs set their own, chosen alike.
+# 197 grid points (README, "Association modules"). TrackTrack and DiffMOT set their own, chosen alike
+# (matcher_overrides on their classes, applied by vastmat.apis.swap_matcher).
 matcher = dict(
     type='MotionAdaptiveCDA',
     r_low=0.0,  # motion ratio up to which a track is still

@@ -5,17 +5,12 @@
         [--metrics HOTA DetA AssA MOTA IDF1 IDSW] [--row COMBINED] [--csv FILE.csv]
 
 Reads the JSON written by tools/eval_mot.py or tools/test.py. In the table the best value of each metric is bold
-and the second underlined (lower is better for FP, FN, IDSW, Frag, ML); the CSV has the values and their ranks.
+and the second underlined (lower is better for FP, FN, IDSW, Frag, ML); the CSV has the values and their ranks
+(vastmat.experiments.matcher_study.compare_runs).
 """
 import argparse
-import json
-import os.path as osp
 
-from rich.console import Console
-
-from vastmat.evaluation.report import ranked_table, write_ranked_csv
-
-DEFAULT_METRICS = ('HOTA', 'DetA', 'AssA', 'MOTA', 'IDF1', 'IDSW')
+from vastmat.experiments.matcher_study import DEFAULT_METRICS, compare_runs
 
 
 def main(argv=None) -> dict:
@@ -27,27 +22,7 @@ def main(argv=None) -> dict:
     parser.add_argument('--csv')
     parser.add_argument('--title', help='first line of the table (e.g. the settings the runs share)')
     args = parser.parse_args(argv)
-    names = args.names or [osp.basename(osp.dirname(osp.abspath(r))) or r for r in args.runs]
-    if len(names) != len(args.runs) or len(set(names)) != len(names):
-        parser.error('--names must give one distinct name per run')
-    rows = {}
-    for name, path in zip(names, args.runs):
-        with open(path, encoding='utf-8') as f:
-            data = json.load(f)
-        entry = data.get(args.row, data if args.row == 'COMBINED' and 'HOTA' in data else None)
-        if entry is None:
-            raise KeyError(f'{path}: no entry {args.row!r}')
-        missing = [m for m in args.metrics if m not in entry]
-        if missing:
-            raise KeyError(f'{path}: no metric {missing[0]!r} in {args.row!r}')
-        rows[name] = {m: entry[m] for m in args.metrics}
-    title = f'{len(names)} runs ({args.row})'
-    table, ranks = ranked_table(rows, [(m, m, m) for m in args.metrics], f'{args.title}\n{title}' if args.title
-                                else title)
-    Console().print(table)
-    if args.csv:
-        write_ranked_csv(rows, ranks, list(args.metrics), args.csv)
-    return dict(rows=rows, ranks=ranks)
+    return compare_runs(args.runs, args.names, args.metrics, args.row, args.title, args.csv)
 
 
 if __name__ == '__main__':

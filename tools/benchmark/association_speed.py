@@ -26,6 +26,7 @@ tracking time over IoU; the optimised BYTETracker's tracks identical to the line
 (tools/benchmark/byte_tracker_reference.py, checked here too).
 """
 import argparse
+import copy
 import importlib.util
 import os.path as osp
 import sys
@@ -37,13 +38,11 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
-from vastmat.apis import matcher_fragment
 from vastmat.datasets.detections import VideoDetections, detection_file
 from vastmat.datasets.sequences import list_sequences, load_sequence
 from vastmat.structures.tracking import TrackingFrame
 from vastmat.utils.io import write_json_atomic
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))  # byte_tracker_reference.py beside this script
 
 
@@ -80,11 +79,28 @@ def features_prepare(dim: int) -> Callable:
     return prepare
 
 
-# the zoo's tracking-by-detection trackers beside ByteTrack: (tracker config without the matcher, needs features)
-EXTRA_TRACKERS = dict(
-    tracktrack=('TrackTrackTracker', dict(type='TrackTrackTracker', deleted_dets=None, max_time_lost=20)),
-    diffmot=('DiffMOTTracker', dict(type='DiffMOTTracker')),
-    fairmot=('JDETracker', dict(type='JDETracker')))
+def speed_trackers() -> dict[str, tuple[str, type]]:
+    """The trackers of this benchmark, from the registry: ``{experiment_name: (registered type, class)}`` of every
+    class declaring ``speed_options`` (its keys beside the defaults here; ``speed_features``: it gets random
+    appearance features)."""
+    import inspect
+
+    from vastmat.registry import MODELS
+    MODELS.get('BYTETracker')  # the first lookup loads the plugins (vastmat.plugins entry points)
+    return {cls.experiment_name: (name, cls) for name, cls in MODELS.module_dict.items()
+            if inspect.isclass(cls) and getattr(cls, 'experiment_name', None)
+            and getattr(cls, 'speed_options', None) is not None}
+
+
+def tracker_config(type_name: str, cls: type, matcher: str, checkpoint: str | None) -> dict:
+    """The tracker's benchmark config with ``matcher`` swapped in (and a trained motion model's ``checkpoint``)."""
+    from mmengine.config import Config
+
+    from vastmat.apis import swap_matcher
+    cfg = Config(dict(model=dict(tracker=dict(type=type_name, **copy.deepcopy(cls.speed_options)))))
+    if cls.motion_checkpoint_key and checkpoint:
+        cfg.merge_from_dict({f'model.tracker.{cls.motion_checkpoint_key}': checkpoint})
+    return swap_matcher(cfg, matcher).model.tracker.to_dict()
 
 
 def vastmat_runner(tracker: dict | object) -> tuple[Callable, Callable]:
@@ -152,8 +168,8 @@ def main(argv=None) -> dict:
     parser.add_argument('--matchers', nargs='+', default=['iou', 'diou', 'cda_fixed', 'cda_adaptive'],
                         help='names of configs/matchers/*.py')
     parser.add_argument('--trackers', nargs='+', default=['bytetrack', 'tracktrack'],
-                        choices=['bytetrack', 'tracktrack', 'diffmot', 'fairmot'],
-                        help='VastMAT trackers to time per matcher (diffmot needs --d2mp-checkpoint)')
+                        help='VastMAT trackers to time per matcher (those declaring speed_options: bytetrack, '
+                        'tracktrack, diffmot, fairmot, ...; diffmot needs --d2mp-checkpoint)')
     parser.add_argument('--feature-dim', type=int, default=128,
                         help='random appearance features per detection for TrackTrack, DiffMOT and FairMOT '
                              '(0: none; FairMOT needs them)')
@@ -161,30 +177,31 @@ def main(argv=None) -> dict:
     parser.add_argument('--out', help='JSON file for the results')
     args = parser.parse_args(argv)
 
-    if 'diffmot' in args.trackers and not args.d2mp_checkpoint:
-        parser.error('--trackers diffmot needs --d2mp-checkpoint (a trained D2MP: configs/d2mp/)')
-    if args.d2mp_checkpoint:
-        EXTRA_TRACKERS['diffmot'][1]['motion'] = dict(type='D2MP', checkpoint=args.d2mp_checkpoint)
+    trackers = speed_trackers()
+    unknown = [t for t in args.trackers if t not in trackers]
+    if unknown:
+        parser.error(f'--trackers {" ".join(unknown)}: not in this benchmark (known: {", ".join(trackers)})')
+    for name in args.trackers:
+        if trackers[name][1].motion_checkpoint_key and not args.d2mp_checkpoint:
+            parser.error(f'--trackers {name} needs --d2mp-checkpoint (a trained D2MP: configs/d2mp/)')
     videos = load_videos(args.data_root, args.det_root, args.videos)
     num_frames = sum(len(v['frames']) for v in videos)
     num_dets = sum(len(s) for v in videos for _, s in v['frames'])
     runners: dict[str, tuple[Callable, Callable | None]] = {}
-    for name in args.matchers:
-        matcher = matcher_fragment(name)
-        if 'bytetrack' in args.trackers:
-            runners[f'BYTETracker ({name})'] = vastmat_runner(dict(type='BYTETracker', matcher=matcher))
-        for tracker in args.trackers:
-            if tracker in EXTRA_TRACKERS:
-                label, config = EXTRA_TRACKERS[tracker]
-                run, _ = vastmat_runner(dict(config, matcher=matcher))
-                runners[f'{label} ({name})'] = (run, features_prepare(args.feature_dim))
+    for matcher in args.matchers:
+        for name in args.trackers:
+            type_name, cls = trackers[name]
+            run, prepare = vastmat_runner(tracker_config(type_name, cls, matcher, args.d2mp_checkpoint))
+            runners[f'{type_name} ({matcher})'] = (run, features_prepare(args.feature_dim) if cls.speed_features
+                                                   else prepare)
     from byte_tracker_reference import ReferenceByteTracker
     runners['BYTETracker reference (per-track, official structure)'] = vastmat_runner(ReferenceByteTracker())
     runners['mmdet ByteTracker'] = (mmdet_runner(), mmdet_prepare)
-    if importlib.util.find_spec('vastmat_sort') is None:  # not pip-installed: the copy in this repository
-        sys.path.insert(0, osp.join(REPO, 'plugins', 'vastmat-sort'))
-    import vastmat_sort.sort_tracker  # noqa: F401  (registers SORT)
-    runners['SORT (plugin)'] = vastmat_runner(dict(type='SORT'))
+    from vastmat.registry import MODELS
+    if MODELS.get('SORT') is not None:  # the SORT plugin (plugins/vastmat-sort), when installed
+        runners['SORT (plugin)'] = vastmat_runner(dict(type='SORT'))
+    else:
+        print('SORT not timed: its plugin is not installed (pip install -e plugins/vastmat-sort)')
     boxmot = boxmot_runner()
     if boxmot is not None:
         runners['BoxMOT ByteTrack'] = (boxmot, None)

@@ -6,7 +6,8 @@ time on the same detections (the association benchmark's measure).
         [--work-dir W] [--out FILE.json]
 
 CONFIG defaults to configs/bytetrack/bytetrack_cached-dets.py. The run is ``tools/test.py CONFIG --data-root DIR
---det-root DIR --work-dir W [--workers N]`` in this process, its wall time split into:
+--det-root DIR --work-dir W [--workers N]``'s steps in this process (vastmat.apis.run_tracking_test), its wall time
+split into:
 
 * start-up: process start to the test loop's first dataset item (interpreter, imports, config, runner, dataset);
 * data: the dataset items (reading each video's detection files, building its tracker inputs);
@@ -32,7 +33,6 @@ SCRIPT_START = time.perf_counter()  # before the heavy imports: they are part of
 
 import argparse  # noqa: E402
 import functools  # noqa: E402
-import importlib.util  # noqa: E402
 import os  # noqa: E402
 import os.path as osp  # noqa: E402
 import resource  # noqa: E402
@@ -101,13 +101,6 @@ class Timers:
         self._originals.clear()
 
 
-def load_tool(script: str) -> Any:
-    spec = importlib.util.spec_from_file_location('vastmat_tool_test', osp.join(REPO, script))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def tracker_alone(config: str, data_root: str, det_root: str, repeats: int) -> tuple[float, int]:
     """The config's tracker on the same detections, ``tracker.update`` alone: (best seconds, frames)."""
     from vastmat.apis import init_model, video_list
@@ -157,13 +150,10 @@ def main(argv: list[str] | None = None) -> dict:
     timers = Timers()
     try:
         instrument(timers, args.config)
-        test_tool = load_tool('tools/test.py')
+        from vastmat.apis import run_tracking_test
         with tempfile.TemporaryDirectory() as tmp:
-            test_args = [args.config, '--data-root', args.data_root, '--det-root', args.det_root,
-                         '--work-dir', args.work_dir or tmp]
-            if args.workers is not None:
-                test_args += ['--workers', str(args.workers)]
-            metrics = test_tool.main(test_args)
+            metrics = run_tracking_test(args.config, args.data_root, args.det_root, args.work_dir or tmp,
+                                        workers=args.workers)
             end = time.perf_counter()
     finally:
         timers.restore()

@@ -6,6 +6,8 @@ come back as arrays; scoring is :mod:`vastmat.evaluation`'s.
 """
 from __future__ import annotations
 
+import copy
+import inspect
 import os
 import os.path as osp
 from typing import Any, Iterator
@@ -24,25 +26,98 @@ CONFIG_DIR = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))
 
 
 def load_config(config: str | Config, cfg_options: dict | None = None) -> Config:
-    """A config from a file (or a copy of one), with ``cfg_options`` merged (keys checked as on the command line)
-    and the plugins' ``vastmat_adjust_config`` applied, as ``tools/test.py`` does."""
-    from vastmat.engine.cli import check_cfg_options
+    """A config from a file (or a copy of one), with ``cfg_options`` set (checked, a dict replacing the whole entry,
+    as on the command line) and the plugins' ``vastmat_adjust_config`` applied, as ``tools/test.py`` does."""
+    from vastmat.engine.cli import apply_cfg_options
     from vastmat.plugins import adjust_config
     cfg = Config.fromfile(config) if isinstance(config, str) else Config(config.to_dict(), filename=config.filename)
-    if cfg_options:
-        check_cfg_options(cfg, cfg_options)
-        cfg.merge_from_dict(cfg_options)
-    return adjust_config(cfg)
+    return adjust_config(apply_cfg_options(cfg, cfg_options))
+
+
+MATCHER_DIR = osp.join(CONFIG_DIR, 'matchers')
+OWN_MATCHER = 'original'  # the name of a tracker's own matcher (its config's, or its constructor's default)
+
+
+def matcher_names() -> list[str]:
+    """The names of the matcher fragments, ``configs/matchers/<name>.py``."""
+    return sorted(osp.splitext(f)[0] for f in os.listdir(MATCHER_DIR) if f.endswith('.py'))
 
 
 def matcher_fragment(name: str, **overrides: Any) -> dict:
-    """The complete ``matcher`` dict of ``configs/matchers/<name>.py``, with ``overrides``."""
+    """The complete ``matcher`` dict of ``configs/matchers/<name>.py`` (``-`` and ``_`` alike), with ``overrides``."""
     from vastmat.utils.errors import UserInputError
-    path = osp.join(CONFIG_DIR, 'matchers', f'{name}.py')
-    if not osp.isfile(path):
-        known = sorted(osp.splitext(f)[0] for f in os.listdir(osp.dirname(path)) if f.endswith('.py'))
-        raise UserInputError(f'matcher {name!r}: no {path}; the fragments are {", ".join(known)}')
-    return dict(Config.fromfile(path).matcher.to_dict(), **overrides)
+    found = [n for n in matcher_names() if n.replace('-', '_') == name.replace('-', '_')]
+    if not found:
+        raise UserInputError(f'matcher {name!r}: no {osp.join(MATCHER_DIR, name + ".py")}; the fragments are '
+                             f'{", ".join(matcher_names())}')
+    return dict(Config.fromfile(osp.join(MATCHER_DIR, found[0] + '.py')).matcher.to_dict(), **overrides)
+
+
+def swap_matcher(cfg: Config, name: str | None, **overrides: Any) -> Config:
+    """A copy of ``cfg`` whose tracker (``model.tracker``) associates with the matcher ``name`` of
+    ``configs/matchers/`` (replacing its own whole), then the tracker class's own keys for that matcher
+    (``matcher_overrides``, see :class:`~vastmat.models.trackers.base_tracker.BaseTracker`), then ``overrides``.
+
+    ``name`` ``'original'`` or None keeps the tracker's own matcher (``overrides`` update the config's). A tracker
+    whose constructor takes no ``matcher`` is an error, and so is an unknown name (the message lists the fragments).
+    """
+    from vastmat.registry import MODELS
+    from vastmat.utils.errors import UserInputError
+    out = copy.deepcopy(cfg)
+    if (name is None or name == OWN_MATCHER) and not overrides:
+        return out
+    label = osp.basename(cfg.filename) if cfg.filename else 'the config'
+    tracker = cfg.get('model', {}).get('tracker')
+    if not tracker or not tracker.get('type'):
+        raise UserInputError(f'{label}: no model.tracker to swap a matcher into')
+    cls = MODELS.get(tracker['type'])
+    if cls is None:
+        raise UserInputError(f'{label}: model.tracker.type={tracker["type"]!r} is not a registered tracker')
+    if 'matcher' not in inspect.signature(cls.__init__).parameters:
+        raise UserInputError(f'{label}: {tracker["type"]} takes no matcher (its association is its own)')
+    if name is None or name == OWN_MATCHER:
+        if not isinstance(tracker.get('matcher'), dict):
+            raise UserInputError(f'{label}: {tracker["type"]} sets no matcher in its config for '
+                                 f'{", ".join(overrides)} to override; name one of configs/matchers/')
+        out.model.tracker.matcher.update(overrides)
+        return out
+    key = name.replace('-', '_')
+    own = next((v for k, v in (getattr(cls, 'matcher_overrides', None) or {}).items()
+                if k.replace('-', '_') == key), {})
+    out.model.tracker.matcher = matcher_fragment(name, **{**own, **overrides})
+    return out
+
+
+def parse_matcher_option(text: str, flag: str = '--matcher') -> tuple[str, dict[str, Any]]:
+    """``NAME[,key=value...]`` (``cda_fixed,alpha=0.25``) -> ``(NAME, {key: value})``, values read as
+    ``--cfg-options`` values (:mod:`vastmat.utils.options`)."""
+    from vastmat.utils.options import OptionError, parse_option, split_top_level
+    try:
+        name, *items = split_top_level(text)
+    except OptionError as exc:
+        raise OptionError(f'{flag} {exc}') from None
+    if not name or '=' in name:
+        raise OptionError(f'{flag} {text!r}: expected NAME[,key=value...] (NAME of configs/matchers/)')
+    return name, dict(parse_option(item, f'{flag} {name}') for item in items)
+
+
+def run_tracking_test(config: str | Config, data_root: str, det_root: str, work_dir: str,
+                      cfg_options: dict | None = None, workers: int | None = None) -> dict:
+    """``tools/test.py CONFIG --det-root DET_ROOT --data-root DATA_ROOT --work-dir WORK_DIR`` in this process: the
+    config's test loop on cached detections by a runner, the metrics printed and written to
+    ``work_dir/metrics.json`` (the evaluator writes ``metrics_per_video.json`` beside it); returns the metrics."""
+    import argparse
+
+    from vastmat.engine.cli import apply_tracking_options, build_runner, print_metrics_table
+    from vastmat.utils.io import write_json_atomic
+    cfg = load_config(config, cfg_options)
+    cfg.launcher, cfg.work_dir = 'none', work_dir
+    apply_tracking_options(cfg, argparse.Namespace(det_root=det_root, data_root=data_root, workers=workers))
+    metrics = build_runner(cfg).test()
+    if metrics:
+        print_metrics_table(metrics, title=osp.basename(cfg.filename or work_dir))
+        write_json_atomic(metrics, osp.join(work_dir, 'metrics.json'))
+    return metrics
 
 
 def init_model(config: str | Config, checkpoint: str | None = None, device: str = 'cpu',

@@ -63,12 +63,6 @@ def select_members(names: list[str] | None) -> list[ZooTracker]:
     return [m for m in members if m.name.lower() in wanted]
 
 
-def matcher_fragment_or_none(name: str) -> dict | None:
-    """None for the tracker's own matcher (``original``), else the ``matcher`` of ``configs/matchers/<name>.py``."""
-    from vastmat.apis import matcher_fragment
-    return None if name == 'original' else matcher_fragment(name)
-
-
 def training_config(ctx: ZooContext, config: str, label: str) -> Config:
     return zoo_config(config, ctx.data_root, ctx.protocol, osp.join(ctx.work_dir, 'training',
                                                                    osp.splitext(osp.basename(config))[0]), label)
@@ -142,10 +136,11 @@ def detector_boxes(ctx: ZooContext, config: str, checkpoint: str, work_dir: str)
 def track_on_cached(ctx: ZooContext, member: ZooTracker, matcher: str, det_root: str, extra_det_roots: dict | None,
                     run_dir: str, tracker_overrides: dict | None = None) -> dict:
     """One tracker with one matcher on cached detections: ``dict(metrics, seconds)`` or ``dict(skipped=reason)``."""
-    from vastmat.apis import init_model, track_and_score
+    from vastmat.apis import init_model, swap_matcher, track_and_score
     from vastmat.structures.tracking import MissingTrackerInput
     cfg = Config.fromfile(TRACKING_BASE)
-    cfg.model.tracker = {**member.config(matcher_fragment_or_none(matcher)), **(tracker_overrides or {})}
+    cfg.model.tracker = {**member.config(), **(tracker_overrides or {})}
+    cfg = swap_matcher(cfg, matcher)
     try:
         metrics, seconds = track_and_score(init_model(cfg), ctx.data_root, det_root, ctx.videos, run_dir,
                                            ctx.preset, extra_det_roots=extra_det_roots)
@@ -238,6 +233,7 @@ def curve_point(training: Training, iteration: int, run: dict) -> dict:
 def run_model_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], members: dict[str, ZooTracker]) -> dict:
     """A whole tracking model: trained (or the checkpoint of ``checkpoint_of``), tested at every checkpoint (the
     curve) and, at the last one, with every matcher if the tracker takes one."""
+    from vastmat.apis import swap_matcher
     owner = members.get(member.checkpoint_of) if member.checkpoint_of else member
     if member.checkpoint_of and owner is None:
         raise ValueError(f'{member.name}: zoo_checkpoint_of {member.checkpoint_of!r} is not a zoo tracker')
@@ -251,8 +247,7 @@ def run_model_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], m
         for matcher in (matchers if last and member.takes_matcher else ['original']):
             run_dir = osp.join(training.work_dir, 'tests', member.name, ctx.preset, f'iter_{iteration}', matcher)
             start = time.perf_counter()
-            metrics = test_tracking_model(cfg, checkpoint, ctx.videos, run_dir, ctx.preset,
-                                          matcher=matcher_fragment_or_none(matcher))
+            metrics = test_tracking_model(swap_matcher(cfg, matcher), checkpoint, ctx.videos, run_dir, ctx.preset)
             run = dict(metrics=metrics, seconds=time.perf_counter() - start)
             if matcher == 'original':
                 out['curve'].append(curve_point(training, iteration, run))

@@ -34,6 +34,18 @@ class BaseTracker(BaseModule):
         zoo_demo_config, zoo_demo_parts, zoo_checkpoint_of: what the zoo trains for the tracker on the demo data
             (its whole model's config; the configs of the learned inputs it reads on cached detections; the zoo
             member whose checkpoint it tests), see :mod:`.zoo`.
+        matcher_overrides: per ``configs/matchers/`` name, the keys this tracker sets when that matcher replaces its
+            own (:func:`vastmat.apis.swap_matcher`): defaults chosen for the tracker.
+        experiment_name: the tracker's name in the studies and benchmarks (``--tracker(s)``); None keeps it out.
+        study_config: its config on cached detections under ``configs/`` (None: not in the matcher studies,
+            :mod:`vastmat.experiments.matcher_study`); study_own_matcher: the ``configs/matchers/`` name of that
+            config's matcher; study_match_thresh: ``(key, {'paper': v, 'official': v})``, the first-stage match
+            threshold of each setting (None: the config's); study_options: ``--cfg-options`` of every study run;
+            study_cost: relative run time (the slowest start first).
+        motion_checkpoint_key: the ``model.tracker`` key of a trained motion model's weights, which the studies and
+            benchmarks require (``--d2mp-checkpoint``); None: the tracker needs none.
+        speed_options: the tracker keys of the association benchmark (``tools/benchmark/association_speed.py``)
+            beside the defaults (None: not in it); speed_features: it gets random appearance features there.
     """
 
     required_inputs: tuple[str, ...] = ()
@@ -41,6 +53,16 @@ class BaseTracker(BaseModule):
     zoo_demo_config: str | None = None
     zoo_demo_parts: dict[str, str] | None = None
     zoo_checkpoint_of: str | None = None
+    matcher_overrides: dict[str, dict] = {}
+    experiment_name: str | None = None
+    study_config: str | None = None
+    study_own_matcher: str | None = None
+    study_match_thresh: tuple[str, dict[str, float]] | None = None
+    study_options: tuple[str, ...] = ()
+    study_cost: int = 1
+    motion_checkpoint_key: str | None = None
+    speed_options: dict | None = None
+    speed_features: bool = False
 
     def reset(self) -> None:
         """Forget every track (a new video starts); ids restart at 1."""

@@ -99,6 +99,12 @@ class BYTETracker(BaseTracker):
     """
 
     zoo_name = 'ByteTrack'
+    experiment_name = 'bytetrack'
+    study_config = 'bytetrack/bytetrack_cached-dets.py'
+    study_own_matcher = 'iou'
+    # first-stage match threshold: the VastMAT paper's 0.6 (section 5.4), the official code's 0.9
+    study_match_thresh = ('match_thresh', dict(paper=0.6, official=0.9))
+    speed_options = {}
 
     def __init__(self, track_thresh: float = 0.6, low_thresh: float = 0.1, track_buffer: int = 30,
                  buffer_frame_rate: float | None = 30, match_thresh: float = 0.9, second_match_thresh: float = 0.5,

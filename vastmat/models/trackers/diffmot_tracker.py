@@ -146,6 +146,19 @@ class DiffMOTTracker(BaseTracker):
 
     zoo_name = 'DiffMOT'
     zoo_demo_parts = {'motion': 'd2mp/d2mp_tiny_zoo_vastmat-demo.py'}  # the demo D2MP
+    # MotionAdaptiveCDA chosen for DiffMOT as the fragment's defaults for ByteTrack (same selection half, rows and
+    # criterion, with the D2MP of the README's matcher table; 20 grid points over a_fast, r_low, r_high, crowd_full,
+    # crowd_radius): a track counts as fast only from 0.6 of its diagonal a frame (D2MP gives no position std) and
+    # then gets the centre term alone unless crowded
+    matcher_overrides = dict(cda_motion_adaptive=dict(r_low=0.02, r_high=0.6, crowd_radius=2.0, crowd_full=8.0,
+                                                      a_still=1.0, a_fast=0.0))
+    experiment_name = 'diffmot'
+    study_config = 'diffmot/diffmot_cached-dets.py'
+    study_own_matcher = 'iou'
+    study_cost = 3
+    motion_checkpoint_key = 'motion.checkpoint'  # a trained D2MP (configs/d2mp/ trains one)
+    speed_options = dict(motion=dict(type='D2MP'))
+    speed_features = True
     required_inputs = ('image_size', )
 
     def __init__(self, high_thres: float = 0.6, low_thres: float = 0.4, w_assoc_emb: float = 2.2,

@@ -96,6 +96,9 @@ class JDETracker(BaseTracker):
 
     zoo_name = 'FairMOT'
     zoo_demo_config = 'fairmot/fairmot_tiny_zoo_vastmat-demo.py'  # the joint model trained and tested whole
+    experiment_name = 'fairmot'
+    speed_options = {}
+    speed_features = True
     required_inputs = ('features', )
 
     def __init__(self, conf_thres: float = 0.4, track_buffer: int = 30, buffer_frame_rate: float | None = None,

@@ -179,6 +179,24 @@ class TrackTrackTracker(BaseTracker):
 
     zoo_name = 'TrackTrack'
     zoo_demo_parts = {'features': 'reid/reid_tiny_zoo_vastmat-demo.py'}  # the demo ReID model's features
+    # MotionAdaptiveCDA chosen for TrackTrack as the fragment's defaults for ByteTrack (same selection half, rows
+    # and criterion; 128 grid points, a_fast = a_still ones, i.e. fixed CDA, excluded): its TPA scores and
+    # thresholds favour the centre term on every track (CDA fixed beats IoU even at 10 FPS), so a still or crowded
+    # track keeps 3/4 of it (a_still 0.25) and an isolated one (no other detection within one mean diagonal) that
+    # moves at all gets the centre term alone
+    matcher_overrides = dict(cda_motion_adaptive=dict(r_low=0.0, r_high=0.005, crowd_radius=1.0, crowd_full=1.0,
+                                                      a_still=0.25, a_fast=0.0))
+    experiment_name = 'tracktrack'
+    study_config = 'tracktrack/tracktrack_cached-dets.py'
+    study_own_matcher = 'hmiou'
+    # the paper's 0.60 equals the official DanceTrack test setting
+    study_match_thresh = ('match_thr', dict(paper=0.6, official=0.6))
+    # on boxes alone: the simulated sets have no features, no NMS-0.95 set, no camera motion, no AFLink
+    study_options = ('model.tracker.deleted_dets=None', 'model.tracker.camera_motion=None',
+                     'model.post_processors=[]')
+    study_cost = 2
+    speed_options = dict(deleted_dets=None, max_time_lost=20)  # no NMS-0.95 set, the VastMAT paper's buffer
+    speed_features = True
 
     def __init__(self, det_thr: float = 0.60, init_thr: float = 0.60, match_thr: float = 0.60,
                  reduce_step: float = 0.05, penalty_p: float = 0.20, penalty_q: float = 0.40, tai_thr: float = 0.55,

@@ -1,5 +1,0 @@
-# ByteTrack on cached detections with the matcher of configs/matchers/cda_fixed_diou-gate.py
-# in its three association stages.
-_base_ = ['./bytetrack_cached-dets.py', '../matchers/cda_fixed_diou-gate.py']
-
-model = dict(tracker=dict(matcher=dict(_delete_=True, **_base_.matcher)))

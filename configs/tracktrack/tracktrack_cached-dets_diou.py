@@ -1,5 +1,0 @@
-# TrackTrack on cached detections with the matcher of configs/matchers/diou.py as TPA's geometric term
-# (1 - S replaces 1 - HMIoU; the appearance, confidence and direction terms, penalties and the gate are unchanged).
-_base_ = ['./tracktrack_cached-dets.py', '../matchers/diou.py']
-
-model = dict(tracker=dict(matcher=dict(_delete_=True, **_base_.matcher)))
