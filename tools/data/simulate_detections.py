@@ -9,15 +9,11 @@ they are, OUT/<video>/gt/gt.txt and seqinfo.ini at the same stride.
 """
 import argparse
 import dataclasses
-import os.path as osp
-import zlib
 
-import numpy as np
 from tqdm import tqdm
 
-from vastmat.datasets.detection_simulator import SimulationConfig, simulate_detections
-from vastmat.datasets.formats import write_detections, write_gt, write_seqinfo
-from vastmat.datasets.sequences import load_sequence, parse_split_name, select_videos
+from vastmat.datasets.detection_simulator import SimulationConfig, simulate_video_folder
+from vastmat.datasets.sequences import parse_split_name, select_videos
 
 
 def main(argv=None) -> None:
@@ -35,21 +31,8 @@ def main(argv=None) -> None:
                               if hasattr(args, f.name)})
     protocol, split = parse_split_name(args.split)
     names = select_videos(args.data_root, protocol, split)
-    total = 0
-    for name in tqdm(names, desc='simulating detections'):
-        sequence = load_sequence(args.data_root, name, stride=args.stride)
-        if sequence.gt is None:
-            raise FileNotFoundError(f'{sequence.directory}/gt/gt.txt: missing; detections are simulated from it')
-        # one generator per video, seeded by the seed and the video name: a video's detections do not depend on
-        # which other videos are simulated with it
-        rng = np.random.default_rng([args.seed, zlib.crc32(name.encode())])
-        size = (sequence.info.get('imWidth') or 1920, sequence.info.get('imHeight') or 1080)
-        dets = simulate_detections(sequence.gt, size, sequence.length, rng, cfg)
-        write_detections(osp.join(args.out, name, 'det', 'det.txt'), dets)
-        write_gt(osp.join(args.out, name, 'gt', 'gt.txt'), sequence.gt)
-        write_seqinfo(osp.join(args.out, name, 'seqinfo.ini'), dict(sequence.info, imDir=osp.relpath(
-            osp.join(sequence.directory, sequence.info.get('imDir', 'img1')), osp.join(args.out, name))))
-        total += len(dets)
+    total = sum(simulate_video_folder(args.data_root, name, args.out, args.stride, args.seed, cfg)
+                for name in tqdm(names, desc='simulating detections'))
     print(f'{total} detections for {len(names)} videos written to {args.out} (stride {args.stride}, '
           f'seed {args.seed})')
 

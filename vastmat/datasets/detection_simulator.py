@@ -90,3 +90,27 @@ def simulate_detections(gt: GroundTruth, image_size: tuple[int, int], num_frames
     n = len(order)
     return Detections(all_frames[order], all_boxes[order], all_scores[order], np.zeros((n, 0)),
                       np.arange(1, n + 1))
+
+
+def simulate_video_folder(data_root: str, name: str, out: str, stride: int = 1, seed: int = 0,
+                          cfg: SimulationConfig | None = None) -> int:
+    """Video ``name`` of ``data_root`` as a MOTChallenge folder ``out/<name>/``: ``det/det.txt`` simulated from its
+    ground truth (at ``stride``), ``gt/gt.txt`` and ``seqinfo.ini`` at the same stride; returns the detections'
+    count. One generator per video, seeded by ``seed`` and the video name: a video's detections do not depend on
+    which other videos are simulated with it."""
+    import os.path as osp
+    import zlib
+
+    from .formats import write_detections, write_gt, write_seqinfo
+    from .sequences import load_sequence
+    sequence = load_sequence(data_root, name, stride=stride)
+    if sequence.gt is None:
+        raise FileNotFoundError(f'{sequence.directory}/gt/gt.txt: missing; detections are simulated from it')
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+    size = (sequence.info.get('imWidth') or 1920, sequence.info.get('imHeight') or 1080)
+    dets = simulate_detections(sequence.gt, size, sequence.length, rng, cfg or SimulationConfig())
+    write_detections(osp.join(out, name, 'det', 'det.txt'), dets)
+    write_gt(osp.join(out, name, 'gt', 'gt.txt'), sequence.gt)
+    write_seqinfo(osp.join(out, name, 'seqinfo.ini'), dict(sequence.info, imDir=osp.relpath(
+        osp.join(sequence.directory, sequence.info.get('imDir', 'img1')), osp.join(out, name))))
+    return len(dets)

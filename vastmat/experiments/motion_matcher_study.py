@@ -120,22 +120,10 @@ def simulate_folder(source: str, out: str, stride: int, seed: int) -> None:
     """``out/<video>/``: every video of ``source`` at ``stride`` with detections simulated from its ground truth
     (default :class:`SimulationConfig`, one generator per video seeded by ``seed`` and the name), as
     ``tools/data/simulate_detections.py --data-root SOURCE --out OUT --stride STRIDE --seed SEED``."""
-    import zlib
-
-    from vastmat.datasets.detection_simulator import SimulationConfig, simulate_detections
-    from vastmat.datasets.formats import write_detections, write_gt, write_seqinfo
-    from vastmat.datasets.sequences import load_sequence, select_videos
+    from vastmat.datasets.detection_simulator import simulate_video_folder
+    from vastmat.datasets.sequences import select_videos
     for name in select_videos(source, None, None):
-        sequence = load_sequence(source, name, stride=stride)
-        if sequence.gt is None:
-            raise FileNotFoundError(f'{sequence.directory}/gt/gt.txt: missing; detections are simulated from it')
-        rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
-        size = (sequence.info.get('imWidth') or 1920, sequence.info.get('imHeight') or 1080)
-        write_detections(osp.join(out, name, 'det', 'det.txt'),
-                         simulate_detections(sequence.gt, size, sequence.length, rng, SimulationConfig()))
-        write_gt(osp.join(out, name, 'gt', 'gt.txt'), sequence.gt)
-        write_seqinfo(osp.join(out, name, 'seqinfo.ini'), dict(sequence.info, imDir=osp.relpath(
-            osp.join(sequence.directory, sequence.info.get('imDir', 'img1')), osp.join(out, name))))
+        simulate_video_folder(source, name, out, stride, seed)
 
 
 def simulated_setting(source: str, out: str, stride: int, seed: int) -> str:
