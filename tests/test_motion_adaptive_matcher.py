@@ -299,7 +299,7 @@ def test_bytetrack_context_is_its_kalman_state_row_by_row():
 @needs_at10
 def test_jde_and_tracktrack_pass_their_kalman_state():
     from vastmat.models.trackers import JDETracker, TrackTrackTracker
-    from vastmat.models.trackers.tracktrack import cxcywh_to_xyxy
+    from vastmat.structures import cxcywh_to_xyxy
 
     def check_jde(track_boxes, context):
         pool, unconfirmed = _lifecycle_rows(jde)

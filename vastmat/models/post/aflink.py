@@ -15,10 +15,10 @@ import torch.nn.functional as F
 from mmdet.models.task_modules.tracking.aflink import Classifier, FusionBlock
 from mmdet.models.task_modules.tracking.aflink import TemporalBlock as MMDetTemporalBlock
 from mmengine.model import BaseModel
-from scipy.optimize import linear_sum_assignment
 from torch import nn
 
 from vastmat.datasets.aflink_pairs import fill_or_cut, normalize_windows
+from vastmat.models.association.solvers import Hungarian
 from vastmat.registry import MODELS, TASK_UTILS
 
 INFINITY = 1e5  # the official's "no link" cost
@@ -277,7 +277,7 @@ class AFLink(nn.Module):
         mask_col = cost_matrix.min(axis=0) < self.thrP
         matrix, ids_row, ids_col = cost_matrix[mask_row][:, mask_col], ids[mask_row], ids[mask_col]
         id2id = {}
-        for i, j in zip(*linear_sum_assignment(matrix)):
+        for i, j in Hungarian()(matrix).matches.tolist():  # scipy's minimum-cost assignment, rows in order
             if matrix[i, j] < self.thrP:
                 id2id[ids_row[i]] = ids_col[j]
         chains = {}

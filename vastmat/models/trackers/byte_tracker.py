@@ -32,7 +32,7 @@ from ..association.solvers import LapJV
 from ..motion import KalmanFilterXYAH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
-from .track_lifecycle import TRACKED, Track, TrackLifecycle
+from .track_lifecycle import TRACKED, Track, TrackLifecycle, reported_mask
 
 
 class KalmanTrack(Track):
@@ -227,11 +227,6 @@ class BYTETracker(BaseTracker):
         if not tracks:
             return TrackOutput.empty()
         boxes = kalman_boxes(tracks)
-        keep = np.ones(len(tracks), bool)
-        w, h = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
-        if self.min_box_area is not None:
-            keep &= w * h > self.min_box_area
-        if self.aspect_ratio_thresh is not None:
-            keep &= ~(w / h > self.aspect_ratio_thresh)
+        keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
         return TrackOutput(np.array([t.track_id for t in tracks], np.int64)[keep], boxes[keep],
                            np.array([t.score for t in tracks])[keep])

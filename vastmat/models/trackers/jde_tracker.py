@@ -51,7 +51,7 @@ from ..motion.kalman_filter import CHI2INV95  # (importing ..motion registers th
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
 from .byte_tracker import KalmanTrack, buffer_size, kalman_boxes, multi_predict
-from .track_lifecycle import TRACKED, TrackLifecycle
+from .track_lifecycle import TRACKED, TrackLifecycle, reported_mask
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -236,12 +236,7 @@ class JDETracker(BaseTracker):
             out.features = np.zeros((0, feature_dim))
             return out
         boxes = kalman_boxes(tracks)
-        keep = np.ones(len(tracks), bool)
-        w, h = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
-        if self.min_box_area is not None:
-            keep &= w * h > self.min_box_area
-        if self.aspect_ratio_thresh is not None:
-            keep &= ~(w / h > self.aspect_ratio_thresh)
+        keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
         return TrackOutput(np.array([t.track_id for t in tracks], np.int64)[keep], boxes[keep],
                            np.array([t.score for t in tracks])[keep],
                            np.array([t.smooth_feat for t in tracks])[keep])

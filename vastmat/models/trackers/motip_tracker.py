@@ -81,9 +81,9 @@ from typing import Callable, Iterable
 
 import numpy as np
 import torch
-from scipy.optimize import linear_sum_assignment
 from torch import Tensor, nn
 
+from vastmat.models.association.solvers import Hungarian
 from vastmat.registry import MODELS
 from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
@@ -354,9 +354,9 @@ class MOTIPTracker(BaseTracker):
         if len(id_scores) > 1:  # one newborn column per detection
             id_scores = torch.cat((id_scores, id_scores[:, -1:].repeat(1, len(id_scores) - 1)), dim=-1)
         in_window = self.window_labels
-        rows, cols = linear_sum_assignment((1 - id_scores).cpu().numpy())
+        matches = Hungarian()((1 - id_scores).cpu().numpy()).matches  # scipy's, every row matched, rows in order
         labels = []
-        for row, col in zip(rows.tolist(), cols.tolist()):
+        for row, col in matches.tolist():
             if col not in in_window or col >= newborn or bool(id_scores[row, col] < self.id_thresh):  # float32 compare
                 labels.append(newborn)
             else:

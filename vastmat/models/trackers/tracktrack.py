@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from vastmat.registry import MATCHERS, MODELS, TASK_UTILS
+from vastmat.structures.bbox import cxcywh_to_xyxy, xyxy_to_cxcywh
 from vastmat.structures.pair_geometry import PairGeometry
 from vastmat.structures.tracking import FrameDetections, TrackingFrame, TrackOutput
 
@@ -32,21 +33,9 @@ from ..association.solvers import MutualBest
 from ..motion import KalmanFilterXYWH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
-from .track_lifecycle import LOST, NEW, REMOVED, TRACKED
+from .track_lifecycle import LOST, NEW, REMOVED, TRACKED, reported_mask
 
 DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, direction=0.05)
-
-
-def xyxy_to_cxcywh(boxes: np.ndarray) -> np.ndarray:
-    """Official ``cxcywh`` of a detection: centre and size from x1 y1 x2 y2."""
-    return np.stack([(boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2,
-                     boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]], axis=1)
-
-
-def cxcywh_to_xyxy(state: np.ndarray) -> np.ndarray:
-    """Official ``x1y1x2y2`` of a track: corners from the Kalman centre and size."""
-    return np.stack([state[:, 0] - state[:, 2] / 2, state[:, 1] - state[:, 3] / 2,
-                     state[:, 0] + state[:, 2] / 2, state[:, 1] + state[:, 3] / 2], axis=1)
 
 
 def corner_velocities(start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -429,12 +418,7 @@ class TrackTrackTracker(BaseTracker):
         if not tracks:
             return TrackOutput.empty()
         boxes = cxcywh_to_xyxy(np.array([t.mean[:4] for t in tracks]))
-        w, h = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
-        keep = np.ones(len(tracks), bool)
-        if self.min_box_area is not None:
-            keep &= w * h > self.min_box_area
-        if self.aspect_ratio_thresh is not None:
-            keep &= ~(w / h > self.aspect_ratio_thresh)
+        keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
         features = (np.array([t.feature for t in tracks])[keep]
                     if all(t.feature is not None for t in tracks) else None)
         return TrackOutput(np.array([t.track_id for t in tracks], np.int64)[keep], boxes[keep],
