@@ -76,6 +76,22 @@ def test_a_grid_point_scores_as_tools_test(alpha_sweep, tmp_path):
 @needs_at10
 @pytest.mark.slow
 @pytest.mark.xdist_group('sweep')
+def test_the_matcher_option_is_the_swapped_matcher_as_one_option(alpha_sweep):
+    """``--matcher cda_fixed`` / ``cda_fixed,alpha=0`` give the same runs (ids) as the grid's points with the same
+    matcher: they are reused, not computed again; with a table preset it is refused."""
+    work_dir, first = alpha_sweep
+    ids = {row['params']['alpha']: row['id'] for row in first['rows']}
+    for text, alpha in (('cda_fixed', '0.25'), ('cda-fixed,alpha=0', '0')):
+        result = run_sweep(settings(work_dir, base_options=[], matcher=text))
+        assert result['computed'] == 0 and result['reused'] == 1, text
+        assert result['rows'][0]['id'] == ids[alpha], text
+    with pytest.raises(UserInputError, match='--table 20 sets the matcher'):
+        plan.make_plan(SweepSettings(BYTETRACK, 'd', 'd', 'w', table='20', matcher='cda_fixed'))
+
+
+@needs_at10
+@pytest.mark.slow
+@pytest.mark.xdist_group('sweep')
 def test_a_second_invocation_computes_nothing(alpha_sweep, capsys):
     work_dir, first = alpha_sweep
     again = tool(SWEEP, *sweep_args(work_dir, '--grid', ALPHA_GRID, '--workers', '2'))  # the command line, too

@@ -38,15 +38,15 @@ def demo_dets(demo_root, tmp_path_factory):
 
 def test_zoo_benchmark_on_cached_detections_matches_tools_test(demo_root, demo_dets, tmp_path):
     out = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--det-root', demo_dets, '--work-dir',
-               tmp_path / 'zoo', '--matchers', 'original', 'cda_fixed', '--trackers', 'ByteTrack')
+               tmp_path / 'zoo', '--matchers', 'original', 'cda_fixed,alpha=0.5', '--trackers', 'ByteTrack')
     rows = out['table8']['protocol1']
-    assert set(rows) == {'ByteTrack + original', 'ByteTrack + cda_fixed'}
+    assert set(rows) == {'ByteTrack + original', 'ByteTrack + cda_fixed,alpha=0.5'}
     assert out['table5']['ByteTrack']['protocol1/HOTA'] == rows['ByteTrack + original']['HOTA']
     # the zoo's runner-free path gives what tools/test.py gives on the same detections
-    for matcher in ('original', 'cda_fixed'):
+    for matcher in ('original', 'cda_fixed,alpha=0.5'):  # a matcher with its keys, as --matcher takes it
         metrics = tool('tools/test.py', osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets.py'),
-                       '--det-root', demo_dets, '--data-root', demo_root, '--work-dir', tmp_path / matcher,
-                       '--matcher', matcher)
+                       '--det-root', demo_dets, '--data-root', demo_root,
+                       '--work-dir', tmp_path / matcher.split(',')[0], '--matcher', matcher)
         assert metrics['vastmat/HOTA'] == rows[f'ByteTrack + {matcher}']['HOTA']
         assert metrics['vastmat/IDSW'] == rows[f'ByteTrack + {matcher}']['IDSW']
     assert rows['ByteTrack + original']['HOTA'] > 0.3  # simulated detections of the ground truth: far from zero

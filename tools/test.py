@@ -66,12 +66,11 @@ def main(argv=None) -> dict:
     args = parse_args(argv)
     cfg = load_config(args)
     if args.matcher is not None:
-        from vastmat.apis import parse_matcher_option, swap_matcher
-        name, overrides = parse_matcher_option(args.matcher)
+        from vastmat.apis import swap_matcher
         if any(key.startswith('model.tracker.matcher') for key in args.cfg_options or {}):
             raise UserInputError('--matcher replaces the whole matcher: give its keys as --matcher NAME,key=value, '
                                  'not as --cfg-options model.tracker.matcher...')
-        cfg = swap_matcher(cfg, name, **overrides)
+        cfg = swap_matcher(cfg, args.matcher)
     if args.checkpoint is not None:
         cfg.load_from = args.checkpoint
     if args.amp:

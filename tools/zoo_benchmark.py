@@ -5,7 +5,7 @@ paper's Table 5 and Table 8 layouts.
 
     python tools/zoo_benchmark.py [--data-root DIR] [--protocols protocol1 [protocol2]] [--trackers NAME ...]
         [--work-dir W] [--det-root [PROTOCOL=]DIR ...] [--checkpoint [PROTOCOL=]CKPT ...] [--det-config CONFIG]
-        [--train-iters N] [--matchers original cda_fixed cda_adaptive] [--preset vastmat] [--threads 2]
+        [--train-iters N] [--matchers original cda_fixed cda_adaptive,k=0.1 ...] [--preset vastmat] [--threads 2]
 
 Steps, per protocol (the expected time is printed first, each stage's time when it ends):
 1. data: ``--data-root`` (default ``data/demo``: the built-in demo dataset, rendered when absent);
@@ -49,7 +49,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--det-config', default=DEMO_DETECTOR, help='detector config (default: the demo YOLOX)')
     parser.add_argument('--train-iters', type=int, help="iterations of every training (default: each config's)")
     parser.add_argument('--matchers', nargs='+', default=list(DEFAULT_MATCHERS),
-                        help='original (each tracker\'s own) and/or names of configs/matchers/*.py')
+                        help="original (each tracker's own) and/or names of configs/matchers/*.py, each with "
+                        'its keys as --matcher takes them (cda_fixed,alpha=0.5)')
     parser.add_argument('--preset', default='vastmat', choices=PRESETS, help='evaluation preset')
     parser.add_argument('--threads', type=int, default=default_threads(),
                         help='torch CPU threads (default: $OMP_NUM_THREADS where set, else 2; docs/zoo.md)')

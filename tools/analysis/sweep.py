@@ -3,13 +3,14 @@
 
     python tools/analysis/sweep.py CONFIG --det-root DIR --data-root DIR --work-dir W
         [--split protocol2/test | --videos V ...] [--grid KEY=V1,V2,... ...] [--table 19|20|21|22|23]
-        [--base-options KEY=V ...] [--post-processors LIST] [--workers N] [--launcher local|ray|torchrun]
+        [--matcher NAME[,KEY=V...]] [--base-options KEY=V ...] [--post-processors LIST] [--workers N] [--launcher local|ray|torchrun]
         [--preset vastmat]
 
 Grid: each ``--grid`` axis is a dotted key of CONFIG (``model.tracker.match_thresh=0.6,0.8``) with values read as
 Python literals (numbers, strings, None, True, lists, ``dict(type='CDA', alpha=0.5)``; a bare word is a string; the
 language of ``--cfg-options``, vastmat/utils/options.py); the runs are the Cartesian product of the axes.
-``--base-options`` sets keys for every run. A key must exist in the config or be a new argument of a component dict
+``--matcher NAME[,KEY=V...]`` swaps a matcher of configs/matchers/ into every run (as ``tools/test.py
+--matcher``); ``--base-options`` sets keys for every run. A key must exist in the config or be a new argument of a component dict
 (``type=...``), as ``--cfg-options``; a dict value replaces the whole entry (the old keys do not leak into it). Every
 key and every run's model is checked before anything runs.
 
@@ -61,6 +62,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--grid', nargs='+', action='extend', default=[], metavar='KEY=V1,V2',
                         help='an axis of the grid')
     parser.add_argument('--table', choices=TABLES, help="one of the paper's appendix layouts")
+    parser.add_argument('--matcher', metavar='NAME[,KEY=V...]', help='the matcher of configs/matchers/ every run '
+                        "uses (e.g. cda_fixed or cda_fixed,alpha=0.25); default: the config's")
     parser.add_argument('--base-options', nargs='+', action='extend', default=[], metavar='KEY=V',
                         help='set for every run')
     parser.add_argument('--post-processors', default=None, metavar='LIST',

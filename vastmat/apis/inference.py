@@ -58,11 +58,16 @@ def swap_matcher(cfg: Config, name: str | None, **overrides: Any) -> Config:
     ``configs/matchers/`` (replacing its own whole), then the tracker class's own keys for that matcher
     (``matcher_overrides``, see :class:`~vastmat.models.trackers.base_tracker.BaseTracker`), then ``overrides``.
 
-    ``name`` ``'original'`` or None keeps the tracker's own matcher (``overrides`` update the config's). A tracker
-    whose constructor takes no ``matcher`` is an error, and so is an unknown name (the message lists the fragments).
+    ``name`` ``'original'`` or None keeps the tracker's own matcher (``overrides`` update the config's). ``name`` may
+    carry keys as the command line gives them, ``NAME,key=value,...`` (:func:`parse_matcher_option`; ``overrides``
+    come after them). A tracker whose constructor takes no ``matcher`` is an error, and so is an unknown name (the
+    message lists the fragments).
     """
     from vastmat.registry import MODELS
     from vastmat.utils.errors import UserInputError
+    if name is not None and ',' in name:
+        name, given = parse_matcher_option(name)
+        overrides = {**given, **overrides}
     out = copy.deepcopy(cfg)
     if (name is None or name == OWN_MATCHER) and not overrides:
         return out

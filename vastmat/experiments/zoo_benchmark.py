@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from vastmat.apis import matcher_fragment, video_list
+from vastmat.apis import matcher_fragment, parse_matcher_option, video_list
 from vastmat.models.trackers import zoo_trackers
 from vastmat.utils.errors import UserInputError
 
@@ -147,7 +147,8 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
     for path in [*det_roots.values(), *checkpoints.values()]:
         if not osp.exists(path):
             raise UserInputError(f'{path}: no such file or folder')
-    for name in args.matchers:
+    for text in args.matchers:
+        name, _ = parse_matcher_option(text, '--matchers')
         if name != 'original':
             matcher_fragment(name)  # an unknown matcher name fails here, before any training
     ensure_data(args.data_root, console)

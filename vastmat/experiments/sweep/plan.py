@@ -33,6 +33,7 @@ class SweepSettings:
     det_root: str
     data_root: str
     work_dir: str
+    matcher: str | None = None  # NAME[,key=value...] of configs/matchers/ (vastmat.apis.swap_matcher)
     split: str | None = None
     videos: list[str] | None = None
     grid: list[str] = field(default_factory=list)
@@ -123,8 +124,16 @@ def table_preset(table: str, post_processors: list) -> tuple[list[tuple[str, Any
     raise UserInputError(f'--table {table}: one of {", ".join(TABLES)}')
 
 
+def matcher_option(config: str, text: str) -> tuple[str, dict]:
+    """``--matcher NAME[,key=value...]`` as the one option it amounts to: ``model.tracker.matcher`` set to the whole
+    matcher :func:`vastmat.apis.swap_matcher` puts into ``config``'s tracker (so it enters every run's id)."""
+    from vastmat.apis import swap_matcher
+    swapped = swap_matcher(Config.fromfile(config), text)
+    return 'model.tracker.matcher', swapped.model.tracker.matcher.to_dict()
+
+
 def make_plan(settings: SweepSettings) -> Plan:
-    """The table preset (if any), then ``--base-options``, then the ``--grid`` axes."""
+    """``--matcher`` (if any), the table preset (if any), then ``--base-options``, then the ``--grid`` axes."""
     fixed: list[tuple[str, Any]] = []
     axes: list[Axis] = []
     caption = ''
@@ -134,6 +143,12 @@ def make_plan(settings: SweepSettings) -> Plan:
             raise UserInputError(f'{table_flag}: {settings.config} has no model.tracker.matcher to set')
         fixed, axes, caption = table_preset(settings.table, post_processors(settings.post_processors))
     flags = {key: table_flag for key, _ in fixed} | {axis.key: table_flag for axis in axes}
+    if settings.matcher:
+        if settings.table:
+            raise UserInputError(f'--matcher {settings.matcher}: {table_flag} sets the matcher itself')
+        matcher = matcher_option(settings.config, settings.matcher)
+        fixed = [matcher] + fixed
+        flags[matcher[0]] = '--matcher'
     given = option_pairs(settings.base_options, '--base-options')
     grid = grid_axes(settings.grid)
     flags |= {key: '--base-options' for key, _ in given} | {axis.key: '--grid' for axis in grid}
