@@ -41,6 +41,7 @@ SUBSET = {
     'tools/analysis/sweep.py': ['--videos', 'chicken_3', 'deer_4'],
     'tools/analysis/motion_matcher_study.py': ['--videos', 'chicken_3', 'deer_4'],
     'tools/benchmark/association_speed.py': ['--videos', '2', '--repeats', '1'],
+    'tools/benchmark/byte_tracker_reference.py': ['--videos', '2', '--repeats', '1'],
     'tools/benchmark/test_path.py': ['--repeats', '1'],  # (all 32 videos: about 10 s)
 }
 

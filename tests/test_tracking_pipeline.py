@@ -215,20 +215,24 @@ def test_bad_input_is_named(tmp_path):
 
 
 @needs_tud
-def test_association_speed_benchmark_runs_and_checks_identity(sort_site, tmp_path, monkeypatch):
+def test_association_speed_benchmark_runs_every_tracker(sort_site, tmp_path, monkeypatch):
     """Timings are not asserted (tools/benchmark/ is for them); the script runs every tracker on the same
-    detections, writes its JSON and finds the optimised BYTETracker identical to the per-track port. The SORT plugin
-    is reached through the registry, once its entry point is installed."""
+    detections and writes its JSON (the per-track reference is tools/benchmark/byte_tracker_reference.py's, tested
+    in test_benchmark_experiments.py). The SORT plugin is reached through the registry, once its entry point is
+    installed."""
     from vastmat.plugins import load_plugins
+    from vastmat.utils.errors import UserInputError
     monkeypatch.syspath_prepend(sort_site)
     assert 'sort' in load_plugins(reload=True).loaded
     out = tmp_path / 'speed.json'
     result = tool('tools/benchmark/association_speed.py', '--data-root', TUD, '--repeats', '1', '--matchers', 'iou',
                   'cda_fixed', '--out', out)
     assert json.load(open(out)) == json.loads(json.dumps(result))
-    assert result['identical_to_reference'] is True and result['frames'] == 250
+    assert result['frames'] == 250 and 'identical_to_reference' not in result
     assert set(result['trackers']) == {'BYTETracker (iou)', 'BYTETracker (cda_fixed)', 'mmdet ByteTracker',
-                                       'BYTETracker reference (per-track, official structure)',
                                        'SORT (plugin)', 'TrackTrackTracker (iou)', 'TrackTrackTracker (cda_fixed)'}
-    with pytest.raises(SystemExit):  # DiffMOT is timed with a trained D2MP only
+    assert set(result['overhead_vs_iou']) == {'BYTETracker (iou)', 'BYTETracker (cda_fixed)'}
+    with pytest.raises(UserInputError, match='needs --d2mp-checkpoint'):  # DiffMOT: with a trained D2MP only
         tool('tools/benchmark/association_speed.py', '--data-root', TUD, '--trackers', 'diffmot')
+    with pytest.raises(UserInputError, match='--trackers nope: not in this benchmark'):
+        tool('tools/benchmark/association_speed.py', '--data-root', TUD, '--trackers', 'nope')

@@ -1,13 +1,20 @@
-"""ByteTrack written the way the official ``yolox/tracker/byte_tracker.py`` is: one object per track, one Kalman
-update per track (mmdet's ``KalmanFilter``, the same filter), lists re-joined every frame and the removed tracks kept
-for ever.
+#!/usr/bin/env python
+"""Benchmark: the optimised :class:`vastmat.models.trackers.BYTETracker` (IoU) against ByteTrack written the way the
+official ``yolox/tracker/byte_tracker.py`` is: one object per track, one Kalman update per track (mmdet's
+``KalmanFilter``, the same filter), lists re-joined every frame and the removed tracks kept for ever.
 
-It is the "unoptimised algorithm" of ``tools/benchmark/association_speed.py``, which reports both speeds and checks
-that :class:`vastmat.models.trackers.BYTETracker` gives identical tracks. The oracle of the port is the official
-code's own output (tests/test_bytetrack_golden.py), not this file. Not registered, not part of the package.
+    python tools/benchmark/byte_tracker_reference.py --data-root DIR [--det-root DIR] [--videos N] [--repeats R]
+        [--out FILE.json]
+
+Both run on the same cached detections, timed as tools/benchmark/association_speed.py times its trackers (only
+``update``, the best of ``--repeats`` per video, interleaved; vastmat.experiments.association_speed); it reports
+the frames/s of both and whether their tracks are identical (ids, and boxes to 1e-6, in every frame). The oracle of
+the port is the official code's own output (tests/test_bytetrack_golden.py), not this file. Not registered, not part
+of the package: nothing imports it.
 """
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 import numpy as np
@@ -250,3 +257,52 @@ class ReferenceByteTracker(BaseTracker):
         if not ids:
             return TrackOutput.empty()
         return TrackOutput(np.array(ids, np.int64), np.array(boxes), np.array(scores))
+
+
+FAST, REFERENCE = 'BYTETracker (iou)', 'BYTETracker reference (per-track, official structure)'
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--data-root', required=True)
+    parser.add_argument('--det-root', help='folder of <video>.txt or MOTChallenge split with <video>/det/det.txt')
+    parser.add_argument('--videos', type=int, help='only the first N videos')
+    parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--out', help='JSON file for the results')
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    from rich.console import Console
+    from rich.table import Table
+
+    from vastmat.experiments.association_speed import (check_trackers, identical_tracks, load_videos, time_runners,
+                                                       tracker_config, vastmat_runner, video_counts)
+    from vastmat.utils.io import write_json_atomic
+    args = parse_args(argv)
+    type_name, cls = check_trackers(['bytetrack'], None)['bytetrack']
+    runners = {FAST: vastmat_runner(tracker_config(type_name, cls, 'iou')),
+               REFERENCE: vastmat_runner(ReferenceByteTracker())}
+    videos = load_videos(args.data_root, args.det_root, args.videos)
+    best, outputs = time_runners(runners, videos, args.repeats)
+    results = video_counts(videos)
+    results.update(identical=identical_tracks(outputs[FAST], outputs[REFERENCE]),
+                   speedup=best[REFERENCE] / best[FAST],
+                   trackers={name: dict(seconds=t, fps=results['frames'] / t) for name, t in best.items()})
+    table = Table(title=f'BYTETracker against the per-track reference: {results["videos"]} videos, '
+                        f'{results["frames"]} frames, {results["detections"]} detections')
+    for column in ('tracker', 'seconds', 'frames/s'):
+        table.add_column(column, justify='left' if column == 'tracker' else 'right')
+    for name, row in results['trackers'].items():
+        table.add_row(name, f'{row["seconds"]:.3f}', f'{row["fps"]:.0f}')
+    console = Console()
+    console.print(table)
+    console.print(f'{FAST} {results["speedup"]:.2f}x the reference; tracks identical: {results["identical"]}')
+    if args.out:
+        write_json_atomic(results, args.out)
+    return results
+
+
+if __name__ == '__main__':
+    from vastmat.engine.cli import run_cli
+    run_cli(main)

@@ -1,0 +1,255 @@
+"""The association benchmark: frames per second of tracker updates alone on cached detections, VastMAT's trackers per
+matcher beside mmdet's ByteTracker (and BoxMOT's ByteTrack and the SORT plugin when installed).
+
+Only the runner's ``run`` is timed: each runner's ``prepare`` converts a video's detections to its inputs before.
+Every runner runs every video ``repeats`` times, interleaved video by video so that drift of the machine's speed
+affects all alike; per video the best time counts.
+"""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import inspect
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from rich.table import Table
+from tqdm import tqdm
+
+from vastmat.datasets.detections import VideoDetections, detection_file
+from vastmat.datasets.sequences import list_sequences, load_sequence
+from vastmat.structures.tracking import TrackingFrame, TrackOutput
+from vastmat.utils.errors import UserInputError
+
+DEFAULT_MATCHERS = ('iou', 'diou', 'cda_fixed', 'cda_adaptive')
+DEFAULT_TRACKERS = ('bytetrack', 'tracktrack')
+MMDET = 'mmdet ByteTracker'
+IOU_BASELINE = 'BYTETracker (iou)'
+
+Prepare = Callable[[dict], Any]
+Run = Callable[[dict, Any], list]
+Runner = tuple[Run, Prepare | None]  # (run a video's prepared inputs, prepare a video's inputs or None: the raw video)
+
+
+def load_videos(data_root: str, det_root: str | None, limit: int | None) -> list[dict]:
+    """Per video (the first ``limit``): name, frame rate, image size and, per frame, (boxes xyxy, scores)."""
+    videos = []
+    for name in list_sequences(data_root)[:limit]:
+        sequence = load_sequence(data_root, name, with_gt=False)
+        dets = VideoDetections(detection_file(det_root or data_root, name), sequence.length)
+        frames = [(d.bboxes, d.scores) for d in map(dets.get, range(1, sequence.length + 1))]
+        videos.append(dict(name=name, frame_rate=float(sequence.frame_rate or 30), image_size=sequence.image_size,
+                           frames=frames))
+    if not videos:
+        raise UserInputError(f'{data_root}: no videos (a MOTChallenge split folder or a VastMAT root)')
+    return videos
+
+
+def vastmat_prepare(video: dict) -> list[TrackingFrame]:
+    """A video's frames as VastMAT tracker inputs."""
+    return [TrackingFrame.from_arrays(boxes, scores, i + 1, video_name=video['name'], frame_rate=video['frame_rate'])
+            for i, (boxes, scores) in enumerate(video['frames'])]
+
+
+def features_prepare(dim: int) -> Prepare:
+    """Like :func:`vastmat_prepare`, with ``dim`` random unit features per detection (seeded per video; 0: none)."""
+    def prepare(video: dict) -> list[TrackingFrame]:
+        rng = np.random.default_rng(len(video['name']))
+        frames = []
+        for i, (boxes, scores) in enumerate(video['frames']):
+            features = rng.standard_normal((len(scores), dim)) if dim else None
+            if features is not None:
+                features /= np.linalg.norm(features, axis=1, keepdims=True)
+            frames.append(TrackingFrame.from_arrays(boxes, scores, i + 1, video_name=video['name'],
+                                                    frame_rate=video['frame_rate'], features=features,
+                                                    image_size=video['image_size']))
+        return frames
+    return prepare
+
+
+def speed_trackers() -> dict[str, tuple[str, type]]:
+    """The trackers of this benchmark, from the registry: ``{experiment_name: (registered type, class)}`` of every
+    class declaring ``speed_options`` (its keys beside the defaults; ``speed_features``: it gets random appearance
+    features)."""
+    from vastmat.registry import MODELS
+    MODELS.get('BYTETracker')  # the first lookup loads the plugins (vastmat.plugins entry points)
+    return {cls.experiment_name: (name, cls) for name, cls in MODELS.module_dict.items()
+            if inspect.isclass(cls) and getattr(cls, 'experiment_name', None)
+            and getattr(cls, 'speed_options', None) is not None}
+
+
+def check_trackers(names: Sequence[str], checkpoint: str | None) -> dict[str, tuple[str, type]]:
+    """:func:`speed_trackers` after checking that each of ``names`` is one and has the motion checkpoint it needs."""
+    trackers = speed_trackers()
+    unknown = [t for t in names if t not in trackers]
+    if unknown:
+        raise UserInputError(f'--trackers {" ".join(unknown)}: not in this benchmark (known: {", ".join(trackers)})')
+    for name in names:
+        if trackers[name][1].motion_checkpoint_key and not checkpoint:
+            raise UserInputError(f'--trackers {name} needs --d2mp-checkpoint (a trained D2MP: configs/d2mp/)')
+    return trackers
+
+
+def tracker_config(type_name: str, cls: type, matcher: str, checkpoint: str | None = None) -> dict:
+    """The tracker's benchmark config with ``matcher`` swapped in (and a trained motion model's ``checkpoint``)."""
+    from mmengine.config import Config
+
+    from vastmat.apis import swap_matcher
+    cfg = Config(dict(model=dict(tracker=dict(type=type_name, **copy.deepcopy(cls.speed_options)))))
+    if cls.motion_checkpoint_key and checkpoint:
+        cfg.merge_from_dict({f'model.tracker.{cls.motion_checkpoint_key}': checkpoint})
+    return swap_matcher(cfg, matcher).model.tracker.to_dict()
+
+
+def vastmat_runner(tracker: dict | Any, prepare: Prepare = vastmat_prepare) -> Runner:
+    """Runs a VastMAT tracker (a config, or a tracker object) over a video's prepared frames."""
+    if isinstance(tracker, dict):
+        from vastmat.registry import MODELS
+        tracker = MODELS.build(tracker)
+
+    def run(video: dict, frames: list[TrackingFrame]) -> list[TrackOutput]:
+        tracker.reset()
+        return [tracker.update(frame) for frame in frames]
+    return run, prepare
+
+
+def mmdet_prepare(video: dict) -> list:
+    """A video's frames as mmdet ``DetDataSample``s."""
+    import torch
+    from mmdet.structures import DetDataSample
+    from mmengine.structures import InstanceData
+    samples = []
+    for i, (boxes, scores) in enumerate(video['frames']):
+        sample = DetDataSample(metainfo=dict(frame_id=i))
+        sample.pred_instances = InstanceData(bboxes=torch.from_numpy(boxes).float(),
+                                             scores=torch.from_numpy(scores).float(),
+                                             labels=torch.zeros(len(scores), dtype=torch.long))
+        samples.append(sample)
+    return samples
+
+
+def mmdet_runner() -> Runner:
+    """mmdet's ByteTracker with its configs/bytetrack settings (reference/trackers.md 1)."""
+    from mmdet.registry import MODELS as MMDET_MODELS
+    from mmdet.utils import register_all_modules
+    register_all_modules(init_default_scope=False)
+    tracker = MMDET_MODELS.build(dict(
+        type='ByteTracker', motion=dict(type='KalmanFilter'), obj_score_thrs=dict(high=0.6, low=0.1),
+        init_track_thr=0.7, weight_iou_with_det_scores=True, match_iou_thrs=dict(high=0.1, low=0.5, tentative=0.3),
+        num_frames_retain=30))
+
+    def run(video: dict, samples: list) -> list:
+        tracker.reset()
+        return [tracker.track(sample) for sample in samples]
+    return run, mmdet_prepare
+
+
+def boxmot_runner() -> Runner | None:
+    """BoxMOT's ByteTrack with the official defaults, or None where BoxMOT is not installed."""
+    if importlib.util.find_spec('boxmot') is None:
+        return None
+    from boxmot import ByteTrack  # optional (checked with BoxMOT 25)
+
+    def run(video: dict, prepared: None) -> list:
+        # the official ByteTrack defaults (BoxMOT's own are 0.45 / 0.8 / 25)
+        tracker = ByteTrack(min_conf=0.1, track_thresh=0.6, match_thresh=0.9, track_buffer=30,
+                            frame_rate=30)  # lost tracks kept 30 frames, as the official evaluator
+        image = np.zeros((8, 8, 3), np.uint8)
+        return [tracker.update(np.column_stack([b, s, np.zeros(len(s))]), image) for b, s in video['frames']]
+    return run, None
+
+
+def speed_runners(tracker_names: Sequence[str], matchers: Sequence[str], feature_dim: int = 128,
+                  checkpoint: str | None = None, log: Callable[[str], Any] = print) -> dict[str, Runner]:
+    """The benchmark's runners by name: each tracker of ``tracker_names`` per matcher, mmdet's ByteTracker, and the
+    SORT plugin and BoxMOT's ByteTrack where installed."""
+    trackers = check_trackers(tracker_names, checkpoint)
+    runners: dict[str, Runner] = {}
+    for matcher in matchers:
+        for name in tracker_names:
+            type_name, cls = trackers[name]
+            prepare = features_prepare(feature_dim) if cls.speed_features else vastmat_prepare
+            runners[f'{type_name} ({matcher})'] = vastmat_runner(tracker_config(type_name, cls, matcher, checkpoint),
+                                                                 prepare)
+    runners[MMDET] = mmdet_runner()
+    from vastmat.registry import MODELS
+    if MODELS.get('SORT') is not None:  # the SORT plugin (plugins/vastmat-sort), when installed
+        runners['SORT (plugin)'] = vastmat_runner(dict(type='SORT'))
+    else:
+        log('SORT not timed: its plugin is not installed (pip install -e plugins/vastmat-sort)')
+    boxmot = boxmot_runner()
+    if boxmot is not None:
+        runners['BoxMOT ByteTrack'] = boxmot
+    return runners
+
+
+def time_runners(runners: dict[str, Runner], videos: list[dict], repeats: int) -> tuple[dict[str, float],
+                                                                                         dict[str, list]]:
+    """Each runner's total over ``videos`` of its best of ``repeats`` per video (the runners interleaved video by
+    video), and its outputs (``{name: [per video: per frame output]}``)."""
+    if repeats < 1:
+        raise UserInputError(f'--repeats {repeats}: at least 1')
+    prepared = {name: [prep(v) if prep else None for v in videos] for name, (_, prep) in runners.items()}
+    best = {name: [float('inf')] * len(videos) for name in runners}
+    outputs: dict[str, list] = {name: [None] * len(videos) for name in runners}
+    for _ in tqdm(range(repeats), desc='repeats'):
+        for v, video in enumerate(videos):
+            for name, (run, _) in runners.items():
+                start = time.perf_counter()
+                outputs[name][v] = run(video, prepared[name][v])
+                best[name][v] = min(best[name][v], time.perf_counter() - start)
+    return {name: sum(times) for name, times in best.items()}, outputs
+
+
+def identical_tracks(a: list[list[TrackOutput]], b: list[list[TrackOutput]]) -> bool:
+    """Whether two runs' outputs (per video, per frame) have the same ids and boxes (to 1e-6) in every frame."""
+    return len(a) == len(b) and all(
+        len(va) == len(vb) and all(np.array_equal(x.ids, y.ids) and np.allclose(x.bboxes, y.bboxes, atol=1e-6)
+                                   for x, y in zip(va, vb))
+        for va, vb in zip(a, b))
+
+
+def video_counts(videos: list[dict]) -> dict[str, int]:
+    """``videos``, ``frames`` and ``detections`` of the loaded videos."""
+    return dict(videos=len(videos), frames=sum(len(v['frames']) for v in videos),
+                detections=sum(len(s) for v in videos for _, s in v['frames']))
+
+
+def speed_results(videos: list[dict], best: dict[str, float]) -> dict:
+    """The benchmark's results: the counts, per runner seconds, frames/s and ratio to mmdet's, and BYTETracker's
+    time per matcher relative to IoU."""
+    results = video_counts(videos)
+    frames = results['frames']
+    mmdet_fps = frames / best[MMDET]
+    results['trackers'] = {name: dict(seconds=t, fps=frames / t, ratio_to_mmdet=frames / t / mmdet_fps)
+                           for name, t in best.items()}
+    if IOU_BASELINE in best:
+        results['overhead_vs_iou'] = {name: best[name] / best[IOU_BASELINE] - 1 for name in best
+                                      if name.startswith('BYTETracker (')}
+    return results
+
+
+def association_speed(data_root: str, det_root: str | None = None, videos: int | None = None, repeats: int = 3,
+                      matchers: Sequence[str] = DEFAULT_MATCHERS, trackers: Sequence[str] = DEFAULT_TRACKERS,
+                      feature_dim: int = 128, checkpoint: str | None = None,
+                      log: Callable[[str], Any] = print) -> dict:
+    """The whole benchmark (see the module's docstring): :func:`speed_results` of every runner of
+    :func:`speed_runners` on the first ``videos`` videos of ``data_root``."""
+    runners = speed_runners(trackers, matchers, feature_dim, checkpoint, log)
+    loaded = load_videos(data_root, det_root, videos)
+    best, _ = time_runners(runners, loaded, repeats)
+    return speed_results(loaded, best)
+
+
+def speed_table(results: dict) -> Table:
+    """The results as a table: seconds, frames/s, ratio to mmdet's ByteTracker and time relative to IoU."""
+    table = Table(title=f'Association speed: {results["videos"]} videos, {results["frames"]} frames, '
+                        f'{results["detections"]} detections')
+    for column in ('tracker', 'seconds', 'frames/s', 'x mmdet ByteTracker', 'time vs IoU'):
+        table.add_column(column, justify='left' if column == 'tracker' else 'right')
+    for name, row in results['trackers'].items():
+        overhead = results.get('overhead_vs_iou', {}).get(name)
+        table.add_row(name, f'{row["seconds"]:.3f}', f'{row["fps"]:.0f}', f'{row["ratio_to_mmdet"]:.2f}',
+                      '' if overhead is None else f'{overhead:+.1%}')
+    return table
