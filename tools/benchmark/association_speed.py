@@ -30,15 +30,12 @@ from __future__ import annotations
 
 import argparse
 
-from vastmat.experiments.association_speed import DEFAULT_MATCHERS, DEFAULT_TRACKERS
+from vastmat.experiments.association_speed import DEFAULT_MATCHERS, DEFAULT_TRACKERS, add_video_arguments
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--data-root', required=True)
-    parser.add_argument('--det-root', help='folder of <video>.txt or MOTChallenge split with <video>/det/det.txt')
-    parser.add_argument('--videos', type=int, help='only the first N videos')
-    parser.add_argument('--repeats', type=int, default=3)
+    add_video_arguments(parser)
     parser.add_argument('--matchers', nargs='+', default=list(DEFAULT_MATCHERS), help='names of configs/matchers/*.py')
     parser.add_argument('--trackers', nargs='+', default=list(DEFAULT_TRACKERS),
                         help='VastMAT trackers to time per matcher (those declaring speed_options: bytetrack, '
@@ -47,7 +44,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help='random appearance features per detection for TrackTrack, DiffMOT and FairMOT '
                              '(0: none; FairMOT needs them)')
     parser.add_argument('--d2mp-checkpoint', help="DiffMOT's trained D2MP (default: untrained weights)")
-    parser.add_argument('--out', help='JSON file for the results')
     return parser.parse_args(argv)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from mmdet.models.task_modules.tracking import KalmanFilter
 
+from vastmat.experiments.association_speed import add_video_arguments
 from vastmat.models.association.solvers import LapJV
 from vastmat.models.trackers import BaseTracker
 from vastmat.registry import MATCHERS
@@ -264,11 +265,7 @@ FAST, REFERENCE = 'BYTETracker (iou)', 'BYTETracker reference (per-track, offici
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--data-root', required=True)
-    parser.add_argument('--det-root', help='folder of <video>.txt or MOTChallenge split with <video>/det/det.txt')
-    parser.add_argument('--videos', type=int, help='only the first N videos')
-    parser.add_argument('--repeats', type=int, default=3)
-    parser.add_argument('--out', help='JSON file for the results')
+    add_video_arguments(parser)
     return parser.parse_args(argv)
 
 

@@ -253,3 +253,12 @@ def speed_table(results: dict) -> Table:
         table.add_row(name, f'{row["seconds"]:.3f}', f'{row["fps"]:.0f}', f'{row["ratio_to_mmdet"]:.2f}',
                       '' if overhead is None else f'{overhead:+.1%}')
     return table
+
+
+def add_video_arguments(parser: Any) -> None:
+    """The flags of the speed benchmarks (association_speed, byte_tracker_reference): the videos, repeats, output."""
+    parser.add_argument('--data-root', required=True)
+    parser.add_argument('--det-root', help='folder of <video>.txt or MOTChallenge split with <video>/det/det.txt')
+    parser.add_argument('--videos', type=int, help='only the first N videos')
+    parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--out', help='JSON file for the results')
