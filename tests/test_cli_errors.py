@@ -44,3 +44,12 @@ def test_unknown_type_in_a_config(tmp_path, capsys):
     err = run_tool('tools/test.py', [BYTETRACK, '--work-dir', tmp_path, '--cfg-options',
                                      'model.tracker.type=BYTETrackr'], capsys)
     assert 'BYTETrackr' in err and 'registry' in err
+
+
+def test_a_value_the_component_refuses(tmp_path, capsys):
+    err = run_tool('tools/test.py', [BYTETRACK, '--work-dir', tmp_path, '--cfg-options', 'test_evaluator.preset=nope'],
+                   capsys)
+    assert err.startswith('error: --cfg-options test_evaluator.preset=nope: ') and "unknown preset 'nope'" in err
+    err = run_tool('tools/test.py', [BYTETRACK, '--work-dir', tmp_path, '--cfg-options',
+                                     'model.tracker.aspect_ratio_thresh=abc'], capsys)
+    assert 'BYTETracker(aspect_ratio_thresh) takes float | None' in err

@@ -5,10 +5,16 @@ naming the offending key, text or file, and the well-formed ones run. Then the o
 
 Bad values come from a fixed list (unbalanced brackets and quotes, NaN and infinity, calls, empty items, unicode) and
 from values of the wrong kind for keys taken from the configs themselves (a string or a list where the config has a
-number, ...); bad keys are real keys with one part mutated. ``random.Random(0)`` picks them: the same cases every run.
+number, ...) and for the arguments a config leaves None or unset (of another kind than the constructor's annotation
+or default); bad keys are real keys with one part mutated; values the component itself refuses (REFUSED). tools/demo/
+track_video.py takes the same options. ``random.Random(0)`` picks them: the same cases every run.
 """
+import inspect
+import os
 import os.path as osp
 import random
+import types
+import typing
 
 import pytest
 from mmengine.config import Config
@@ -16,6 +22,8 @@ from mmengine.config import Config
 from conftest import DEBUG_YOLOX, REPO, SHARED_DATA, tool
 
 from vastmat.engine.cli import ConfigKeyError, apply_cfg_options, check_cfg_options, run_cli
+from vastmat.engine import config_check
+from vastmat.utils.errors import UserInputError
 from vastmat.utils.options import OptionError, format_value, parse_assignment, parse_option, parse_value, \
     split_top_level
 
@@ -28,6 +36,11 @@ MISSING = '/nonexistent/vastmat-fuzz'
 # text that no key accepts: malformed, or no literal of any kind a config holds
 MALFORMED = ['[1,2', '(0.5', "dict(type='CDA'", '{1: 2', '0.5]', "'abc", '"x', '', ' ', "float('nan')", 'foo(1)',
              'dict(1)', 'dict(**a)', '[1,,2]', '1,,2', ',', 'dict(a=1))', "[dict(type='X'],"]
+# values of the right kind that the component refuses, or that fit no argument where the config has None (issue 28)
+REFUSED = ['test_evaluator.preset=nope', 'model.tracker.aspect_ratio_thresh=abc',
+           'model.tracker.matcher=dict(type=CDA, alpha=abc)', 'test_dataloader.dataset.videos=[1,2]',
+           "model.tracker.matcher=[dict(type='CDA')]", 'model.tracker.matcher=dict(type=CDA, alpha=2)',
+           'model.tracker.track_thresh=None', 'model.tracker.matcher.plus_one=None']
 # per kind of the config's value: values of another kind (None is allowed everywhere but for a bool)
 WRONG = {
     'number': ['abc', 'nan', 'NaN', 'inf', '-inf', '1e999', "'0.5'", 'True', '[0.5]', '0.5,0.6', 'dict(a=1)', 'é',
@@ -102,6 +115,67 @@ def bad_option_cases(rng: random.Random, config: str, count: int) -> list[tuple[
     return cases
 
 
+SIMPLE_ANNOTATIONS = {frozenset({float}): 'number', frozenset({int}): 'number', frozenset({int, float}): 'number',
+                      frozenset({bool}): 'bool', frozenset({str}): 'str'}
+
+
+def literal(value) -> bool:
+    """Whether ``value`` can be written on the command line (a literal of the kinds a config holds)."""
+    if isinstance(value, (list, tuple)):
+        return all(literal(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and literal(v) for k, v in value.items())
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def simple_kind(annotation, default) -> tuple[str, bool] | None:
+    """(kind, whether None passes) of a parameter annotated ``float``, ``int | None``, ``bool``, ``str``..., or
+    without annotation, of its default (None passes then); None for other annotations."""
+    if annotation is None:
+        return (kind(default), True) if kind(default) in ('number', 'bool', 'str') else None
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    args = set(typing.get_args(annotation)) if union else {annotation}
+    simple = SIMPLE_ANNOTATIONS.get(frozenset(args - {type(None)}))
+    return (simple, type(None) in args) if simple else None
+
+
+def unset_arguments(config: str) -> list[tuple[str, object, object]]:
+    """(dotted key, constructor default, annotation) of each argument that a component of ``config`` (a dict whose
+    ``type`` names one registered class) leaves None or unset."""
+    found = []
+
+    def walk(node, prefix):
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        resolved = config_check.component_class(node.get('type')) if isinstance(node, dict) else None
+        if resolved:
+            params = inspect.signature(resolved[1].__init__).parameters
+            try:
+                hints = typing.get_type_hints(resolved[1].__init__)
+            except Exception:
+                hints = {}
+            for name, param in params.items():
+                if name != 'self' and param.kind == param.POSITIONAL_OR_KEYWORD and node.get(name) is None \
+                        and param.default is not param.empty:
+                    found.append((f'{prefix}.{name}', param.default, hints.get(name)))
+        for k, v in items:
+            walk(v, f'{prefix}.{k}' if prefix else str(k))
+
+    walk(Config.fromfile(config).to_dict(), '')
+    return found
+
+
+def unset_argument_cases(rng: random.Random, config: str, count: int) -> list[tuple[str, str]]:
+    """``count`` (option text, key) pairs: a value of another kind than the constructor's annotation or default
+    for an argument the config leaves None or unset."""
+    pool = [(key, simple) for key, default, annotation in unset_arguments(config)
+            if (simple := simple_kind(annotation, default))]
+    cases = []
+    for key, (kind_, nullable) in rng.sample(pool, min(count, len(pool))):
+        values = [v for v in WRONG[kind_] if not (nullable and v == 'None')]
+        cases.append((f'{key}={rng.choice(values)}', key))
+    return cases
+
+
 def outcome(capsys, script: str, argv: list) -> tuple[int, str, object]:
     """(exit status, stderr, what main returned) of a tool under run_cli in this process."""
     capsys.readouterr()
@@ -140,14 +214,29 @@ def test_test_py_bad_cfg_options(capsys, tmp_path):
     cases += [([BYTETRACK, '--work-dir', tmp_path, '--cfg-options', "model.tracker.matcher=dict(type='CDAX')"], 'CDAX'),
               ([BYTETRACK, '--work-dir', tmp_path, '--cfg-options', 'model.tracker.matcher=dict(alpha=0.5)'],
                'model.tracker.matcher')]
+    # values of the right kind that the component refuses, or that fit no argument where the config has None
+    cases += [([BYTETRACK, '--work-dir', tmp_path, '--cfg-options', text], text.split('=')[0])
+              for text in REFUSED + [t for t, _ in unset_argument_cases(rng, BYTETRACK, 20)]]
     check_errors(capsys, 'tools/test.py', cases)
 
 
 def test_train_py_bad_cfg_options(capsys, tmp_path, stub_train):
     rng = random.Random(1)
     cases = [([DEBUG_YOLOX, '--work-dir', tmp_path, '--cfg-options', text], name)
-             for text, name in bad_option_cases(rng, DEBUG_YOLOX, 50)]
+             for text, name in bad_option_cases(rng, DEBUG_YOLOX, 50) + unset_argument_cases(rng, DEBUG_YOLOX, 30)]
     check_errors(capsys, 'tools/train.py', cases)
+
+
+def test_track_video_bad_cfg_options(capsys, tmp_path, demo_root):
+    """tools/demo/track_video.py reads --cfg-options as tools/test.py does (its frames and detections: a demo
+    video and its ground truth, never read: every case fails before tracking)."""
+    video = osp.join(demo_root, 'videos', sorted(os.listdir(osp.join(demo_root, 'videos')))[0])
+    base = [osp.join(video, 'img1'), BYTETRACK, '--det-file', osp.join(video, 'gt', 'gt.txt'), '--out',
+            tmp_path / 'out.mp4', '--cfg-options']
+    rng = random.Random(3)
+    cases = [(base + [text], name) for text, name in bad_option_cases(rng, BYTETRACK, 30)]
+    cases += [(base + [text], text.split('=')[0]) for text in REFUSED]
+    check_errors(capsys, 'tools/demo/track_video.py', cases)
 
 
 def test_missing_files(capsys, tmp_path, stub_train):
@@ -252,7 +341,12 @@ def test_config_options_are_checked_and_a_dict_replaces_the_entry():
             ({'model.tracker.track_thresh': 'abc'}, "track_thresh=abc: expected a finite number or None .* 0.6"),
             ({'model.tracker.track_thresh': float('nan')}, 'expected a finite number'),
             ({'model.tracker.fuse_score': 1}, 'expected True or False'),
-            ({'model.tracker.matcher': 'CDA'}, 'expected a dict, a list of dicts or None'),
+            ({'model.tracker.matcher': 'CDA'}, 'expected a dict or None'),
+            ({'model.tracker.matcher': [dict(type='CDA')]}, 'expected a dict or None'),  # one matcher, not several
+            ({'model.tracker.aspect_ratio_thresh': 'abc'}, r'BYTETracker\(aspect_ratio_thresh\) takes float \| No'),
+            ({'model.tracker.duplicate_thresh': [1]}, r'BYTETracker\(duplicate_thresh\) takes float'),
+            ({'model.tracker.matcher': dict(type='CDA', k='abc')}, r'matcher\.k=abc: CDA\(k\) takes float'),
+            ({'test_dataloader.dataset.videos': [1, 2]}, r'videos=\[1, 2\]: VastMATDataset\(videos\) takes'),
             ({'model.tracker.matcher': dict(type='CDA', alpha='high')}, r'matcher\.alpha=high: expected a finite'),
             ({'model.post_processors': 'abc'}, 'expected a list or None'),
             ({'model.tracker.type': 7}, 'expected the name of a registered type'),
@@ -262,3 +356,47 @@ def test_config_options_are_checked_and_a_dict_replaces_the_entry():
     with pytest.raises(ConfigKeyError, match="--grid model.trackr.x: 'trackr' is not a key of model"):
         check_cfg_options(cfg, {'model.trackr.x': 1}, {'model.trackr.x': '--grid'})
     check_cfg_options(cfg, {'model.tracker.new_argument': 'abc', 'randomness': dict(seed=0)})  # checked when built
+    check_cfg_options(cfg, {'test_evaluator': [dict(type='VastMATMetric'), dict(type='VastMATMetric')]})  # several
+    # a list item of any kind; a dict for a new key (no _delete_ marker left in it)
+    plain = apply_cfg_options(Config(dict(a=dict(b=['x', 'y'], c=[dict(d=1)]), m=dict(type='CDA'))),
+                              {'a.b.1': 'z', 'a.c.0': dict(e=2), 'm.gate': dict(type='NormDIoUGate')})
+    assert plain.to_dict() == dict(a=dict(b=['x', 'z'], c=[dict(e=2)]), m=dict(type='CDA', gate=dict(type='NormDIoUGate')))
+
+
+def test_touched_components_are_built_and_their_errors_name_the_option(monkeypatch):
+    for options, message in [
+            ({'test_evaluator.preset': 'nope'}, r"^--cfg-options test_evaluator\.preset=nope: test_evaluator "
+             r"\(VastMATMetric\) does not build: VastMATMetric: unknown preset 'nope'"),
+            ({'model.tracker.matcher': dict(type='CDA', alpha=2)}, r'matcher=CDA\(alpha=2\): model\.tracker '
+             r'\(BYTETracker\) does not build: CDA: need 0 <= alpha'),
+            ({'model.tracker.track_thresh': None, 'model.tracker.low_thresh': 0.2},
+             r'track_thresh=None, --cfg-options model\.tracker\.low_thresh=0\.2: model\.tracker \(BYTETracker\)'),
+            ({'model.tracker.foo': 1}, "unexpected keyword argument 'foo'")]:
+        with pytest.raises(UserInputError, match=message):
+            apply_cfg_options(Config.fromfile(BYTETRACK), options)
+    # the detector (a model with nested models) is not built twice: only the runner builds it
+    built = []
+    monkeypatch.setattr(config_check, 'build_checked', lambda what, build: built.append(what))
+    apply_cfg_options(Config.fromfile(DEBUG_YOLOX), {'model.backbone.deepen_factor': 0.5,
+                                                     'model.bbox_head.loss_cls.loss_weight': 2.0})
+    assert built == ['--cfg-options model.bbox_head.loss_cls.loss_weight=2: model.bbox_head.loss_cls '
+                     '(CrossEntropyLoss)']
+
+
+@pytest.mark.parametrize('config', [BYTETRACK, DEBUG_YOLOX])
+def test_a_key_set_to_its_own_value_is_accepted(config):
+    """Any key given the value the config has (list items, component dicts, layer configs too) passes the checks."""
+    keys = [(key, value) for pairs in config_keys(config).values() for key, value in pairs]
+    for key, value in random.Random(5).sample(keys, min(80, len(keys))):
+        apply_cfg_options(Config.fromfile(config), {key: value})
+    apply_cfg_options(Config.fromfile(config), {'test_dataloader.dataset.pipeline.0': dict(
+        Config.fromfile(config).test_dataloader.dataset.pipeline[0])})
+
+
+@pytest.mark.parametrize('config', [BYTETRACK, DEBUG_YOLOX])
+def test_constructor_defaults_are_accepted_where_the_config_has_none(config):
+    """Each argument a component's config leaves None or unset takes its constructor's default."""
+    cases = [(key, default) for key, default, _ in unset_arguments(config) if literal(default)]
+    assert len(cases) > 50
+    for key, default in random.Random(4).sample(cases, 50):
+        apply_cfg_options(Config.fromfile(config), {key: default})

@@ -20,12 +20,12 @@ import argparse
 import os.path as osp
 
 import numpy as np
-from mmengine.config import DictAction
 from tqdm import tqdm
 
 from vastmat.apis import read_frames, track, write_track_rows
 from vastmat.apis.drawing import TRAIL_LENGTH, draw_tracks, is_frame_folder, write_video
 from vastmat.datasets.detections import detection_file
+from vastmat.engine.cli import CfgOptionsAction
 
 
 def main(argv=None) -> dict:
@@ -42,8 +42,9 @@ def main(argv=None) -> dict:
     parser.add_argument('--frame-format', choices=('jpg', 'png'), default='jpg', help='image format of a frame folder')
     parser.add_argument('--results', help='MOT results file (default: beside the output, <out stem>.txt)')
     parser.add_argument('--trail', type=int, default=TRAIL_LENGTH, help='trail length in frames (0: none)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override settings of the config, key=value pairs, e.g. model.tracker.min_box_area=None')
+    parser.add_argument('--cfg-options', nargs='+', action=CfgOptionsAction, metavar='KEY=VALUE',
+                        help='override settings of the config, checked as by tools/test.py, e.g. '
+                        'model.tracker.min_box_area=None')
     parser.add_argument('--device', default='cpu', help='torch device, e.g. cpu or cuda:0')
     args = parser.parse_args(argv)
     if args.trail < 0:

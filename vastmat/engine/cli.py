@@ -13,6 +13,7 @@ from typing import Any
 from mmengine.config import Config
 from mmengine.runner import Runner
 
+from vastmat.engine.config_check import check_argument, check_component_value, check_components
 from vastmat.utils.errors import UserInputError
 from vastmat.utils.io import write_json_atomic  # noqa: F401  (re-exported for the tools)
 from vastmat.utils.options import OptionError, format_value, parse_option
@@ -43,7 +44,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         'literals, a bare word is a string; a list is key="[a,b]" or key=a,b, nested tuples key="[(a,b),(c,d)]". '
         'A key that does not exist in the config is an error, except the arguments of a component (a dict with '
         'type=...), which its constructor checks; a number or a bool in the config takes a number (or None) or a '
-        'bool.')
+        'bool, a None what the constructor\'s annotation allows; the cheap components an option changes (tracker, '
+        'matcher, metric) are built before the run.')
     parser.add_argument('--launcher', choices=LAUNCHERS, default='none', help='job launcher')
     # torch >= 2.0's launchers pass --local-rank; older code used --local_rank.
     parser.add_argument('--local_rank', '--local-rank', type=int, default=0, help=argparse.SUPPRESS)
@@ -80,7 +82,9 @@ def check_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[s
     ``model_wrapper_cfg``, ...) and (b) a new argument of a component dict (one with ``type``): the component's
     constructor rejects an unknown argument when it is built, naming it. Where the config holds a number, the value
     must be a finite number or None, where a bool a bool, where a string, a list or a dict one of the same kind or None
-    (:func:`_check_type`; inside a dict value too, for the keys a dict of the same ``type`` shares with it).
+    (:func:`_check_type`; inside a dict value too, for the keys a dict of the same ``type`` shares with it). Where the
+    config holds None or nothing, and for every argument of a component given as a value, the value must fit the
+    constructor's annotation or default (:func:`vastmat.engine.config_check.check_argument`).
 
     Args:
         flags: the command-line flag that gave each key, named in the errors (default ``--cfg-options``).
@@ -108,11 +112,16 @@ def check_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[s
             if last and part == 'type' and not isinstance(value, str):
                 raise OptionError(f'{flag} {key}={format_value(value)}: expected the name of a registered type')
             if part in node:
-                node = node[part]
+                parent, node = node, node[part]
                 if last:
-                    _check_type(f'{flag} {key}', node, value)
+                    _check_type(f'{flag} {key}', node, value, several=depth == 0)
+                    if node is None:  # nothing to compare with: the constructor says what it takes
+                        check_argument(f'{flag} {key}', parent, part, value)
+                    check_component_value(f'{flag} {key}', value, node)
                 continue
             if last and (depth == 0 and part in known_top or depth > 0 and 'type' in node):
+                check_argument(f'{flag} {key}', node, part, value)
+                check_component_value(f'{flag} {key}', value)
                 break
             where = '.'.join(parts[:depth]) or 'the config'
             close = difflib.get_close_matches(part, [str(k) for k in node], n=3, cutoff=0.6)
@@ -120,10 +129,11 @@ def check_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[s
             raise ConfigKeyError(f'{flag} {key}: {part!r} is not a key of {where}{hint}')
 
 
-def _check_type(where: str, old: Any, new: Any) -> None:
+def _check_type(where: str, old: Any, new: Any, several: bool = False) -> None:
     """``new`` may replace the config's ``old``: a value of the same kind (a bool; a finite number; a string; a list
-    or tuple; a dict, or a list of dicts for a component dict), or None for anything but a bool; inside a dict of the
-    same ``type``, the keys it shares with ``old`` alike."""
+    or tuple; a dict, or with ``several`` (a top-level key: the runner takes one or several evaluators, schedulers)
+    a list of dicts for a component dict), or None for anything but a bool; inside a dict of the same ``type``, the
+    keys it shares with ``old`` alike."""
     if old is None:
         return
     if isinstance(old, bool):
@@ -136,7 +146,7 @@ def _check_type(where: str, old: Any, new: Any) -> None:
     elif isinstance(old, (list, tuple)):
         expected, ok = 'a list or None', new is None or isinstance(new, (list, tuple))
     elif isinstance(old, dict):
-        component = 'type' in old  # a list of components where mmengine takes one or several (evaluators, ...)
+        component = several and 'type' in old  # a list of components where mmengine takes one or several
         expected = 'a dict, a list of dicts or None' if component else 'a dict or None'
         ok = new is None or isinstance(new, dict) or (
             component and isinstance(new, (list, tuple)) and all(isinstance(v, dict) for v in new))
@@ -155,11 +165,23 @@ def _check_type(where: str, old: Any, new: Any) -> None:
 
 def apply_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[str, str] | None = None) -> Config:
     """Set ``options`` in ``cfg`` in order, each checked first (:func:`check_cfg_options`, on the config as the
-    earlier options left it); a dict value replaces the whole entry (its old keys do not leak into it)."""
+    earlier options left it); a dict value replaces the whole entry (its old keys do not leak into it). Then the cheap
+    components they touched are built once (:func:`vastmat.engine.config_check.check_components`)."""
     for key, value in (options or {}).items():
         check_cfg_options(cfg, {key: value}, flags)
         value = copy.deepcopy(value)
-        cfg.merge_from_dict({key: dict(value, _delete_=True) if isinstance(value, dict) else value})
+        parent_key, _, last = key.rpartition('.')
+        parent: Any = cfg
+        for part in parent_key.split('.') if parent_key else ():
+            parent = parent[int(part)] if isinstance(parent, (list, tuple)) else parent[part]
+        if isinstance(parent, (list, tuple)):  # mmengine merges only dicts into a list's items: set the list whole
+            items = copy.deepcopy(list(parent))
+            items[int(last)] = value
+            key, value = parent_key, type(parent)(items)
+        elif isinstance(value, dict) and last in parent:  # (mmengine would keep the marker where the key is new)
+            value = dict(value, _delete_=True)
+        cfg.merge_from_dict({key: value})
+    check_components(cfg, options, flags)
     return cfg
 
 

@@ -82,13 +82,11 @@ def check_runs(runs: list[dict], flags: dict[str, str]) -> None:
     """Every run's config (its keys and value types) and model (its components' arguments) build, before anything
     runs."""
     from vastmat.apis import init_model
+    from vastmat.engine.config_check import build_checked
     for run in runs:
         cfg = build_config(run['config_file'], run['options'], flags)
-        try:
-            init_model(cfg, detector=False)
-        except (TypeError, ValueError, KeyError) as exc:
-            point = ', '.join(f'{k}={format_value(v)}' for k, v in run['values'].items()) or 'the base settings'
-            raise UserInputError(f'the model of the run {point} does not build: {exc}') from exc
+        point = ', '.join(f'{k}={format_value(v)}' for k, v in run['values'].items()) or 'the base settings'
+        build_checked(f'the model of the run {point}', lambda: init_model(cfg, detector=False))
 
 
 def resolve_videos(settings: Any) -> list[str]:
