@@ -28,6 +28,11 @@ class Similarity:
     scores: Any
     gate: Any | None = None
 
+    def gated_scores(self) -> Any:
+        """``scores`` with 0 where the gate rejects a pair (the single matrix ByteTrack, DiffMOT and JDE slice per
+        stage)."""
+        return self.scores if self.gate is None else self.scores * self.gate
+
     def cost(self, rejected_cost: float = 1.0) -> Any:
         """``1 - scores``, with ``rejected_cost`` where the gate rejects a pair."""
         cost = 1.0 - self.scores

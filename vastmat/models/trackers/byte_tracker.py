@@ -182,7 +182,7 @@ class BYTETracker(BaseTracker):
         # official per-stage matrices); the matcher's fixed cost is paid once per frame
         rows = pool + unconfirmed
         similarity = self.matcher(kalman_boxes(rows), boxes, **matcher_context(self.matcher, rows, num_high))
-        similarity = similarity.scores if similarity.gate is None else similarity.scores * similarity.gate
+        similarity = similarity.gated_scores()
         fuse_scores = det_scores if self.fuse_score else None
         updates: list[tuple[KalmanTrack, int]] = []  # (track, row of `boxes`)
         activated, refound, new_lost = [], [], []

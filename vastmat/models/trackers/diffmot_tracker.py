@@ -253,7 +253,7 @@ class DiffMOTTracker(BaseTracker):
         # unconfirmed tracks are not predicted
         rows = pool + unconfirmed
         similarity = self.matcher(track_boxes(rows), boxes, **matcher_context(self.matcher, rows, num_high))
-        similarity = similarity.scores if similarity.gate is None else similarity.scores * similarity.gate
+        similarity = similarity.gated_scores()
         activated, refound = [], []
 
         # first association: tracked and lost tracks against the high detections

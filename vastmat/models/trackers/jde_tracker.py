@@ -188,7 +188,7 @@ class JDETracker(BaseTracker):
         # not updated before their stage)
         rows = pool + unconfirmed
         similarity = self.matcher(kalman_boxes(rows), boxes, **matcher_context(self.matcher, rows, len(boxes)))
-        similarity = similarity.scores if similarity.gate is None else similarity.scores * similarity.gate
+        similarity = similarity.gated_scores()
         updates: list[tuple[JDETrack, int, bool]] = []  # (track, detection, re-activated)
         activated, refound = [], []
 
