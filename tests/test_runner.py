@@ -1,4 +1,4 @@
-"""VastMATRunner's config formatted once: the same text as mmengine's, yapf run a single time."""
+"""VastMATRunner's config text: written once, without yapf, and read back as the same config."""
 import copy
 from unittest import mock
 
@@ -9,13 +9,18 @@ from conftest import DEBUG_YOLOX
 from vastmat.engine.runner import FormattedOnceConfig
 
 
-def test_config_is_formatted_once_with_the_same_text():
+def test_config_text_is_written_once_without_yapf_and_reads_back_as_the_same_config(tmp_path):
     cfg = Config.fromfile(DEBUG_YOLOX)
-    expected = cfg.pretty_text
     once = copy.deepcopy(cfg)
     object.__setattr__(once, '__class__', FormattedOnceConfig)
     with mock.patch('mmengine.config.config.FormatCode', wraps=FormatCode) as format_code:
-        assert once.pretty_text == expected
-        assert copy.deepcopy(once).pretty_text == expected and once.pretty_text == expected
-    assert format_code.call_count == 1
+        text = once.pretty_text
+        assert copy.deepcopy(once).pretty_text == text and once.pretty_text == text
+    assert format_code.call_count == 0
     assert once.model.type == 'YOLOX' and 'model' in once.to_dict()
+    # the same text mmengine writes with format_python_code=False, and a config file that reads back unchanged
+    plain = copy.deepcopy(cfg)
+    object.__setattr__(plain, '_format_python_code', False)
+    assert text == plain.pretty_text
+    (tmp_path / 'dumped.py').write_text(text)
+    assert Config.fromfile(str(tmp_path / 'dumped.py')).to_dict() == cfg.to_dict()
