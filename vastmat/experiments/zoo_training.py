@@ -180,11 +180,11 @@ def expected_seconds(cfg: Config, iters: int | None = None) -> float:
 
 
 def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], out_dir: str, preset: str,
-                        matcher: dict | None = None, dump_dets: str | None = None) -> dict:
-    """Track the test videos with a whole tracking model (``cfg``: a :func:`zoo_config`) at ``checkpoint`` and
-    score them with TrackEval (per video and COMBINED, as :func:`vastmat.apis.track_and_score`); ``matcher``
-    replaces the tracker's, ``dump_dets`` also writes its detections. ``out_dir/metrics.json`` (written last) is
-    reused when present."""
+                        dump_dets: str | None = None) -> dict:
+    """Track the test videos with a whole tracking model (``cfg``: a :func:`zoo_config`, a matcher swapped in by
+    :func:`vastmat.apis.swap_matcher` beforehand) at ``checkpoint`` and score them with TrackEval (per video and
+    COMBINED, as :func:`vastmat.apis.track_and_score`); ``dump_dets`` also writes its detections.
+    ``out_dir/metrics.json`` (written last) is reused when present."""
     from vastmat.engine.cli import apply_tracking_options, build_quiet_runner
     from vastmat.evaluation.mot_eval import evaluate, sequence_specs
     saved = osp.join(out_dir, 'metrics.json')
@@ -194,8 +194,6 @@ def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], 
     cfg.work_dir = out_dir
     cfg.load_from = checkpoint
     cfg.test_dataloader.dataset.split = 'test'
-    if matcher is not None:
-        cfg.model.tracker.matcher = matcher
     apply_tracking_options(cfg, argparse.Namespace(dump_dets=dump_dets, workers=0))
     runner = build_quiet_runner(cfg)
     if dump_dets is not None:
