@@ -143,6 +143,29 @@ needs_animaltrack = pytest.mark.skipif(not osp.isdir(ANIMALTRACK),
 
 
 @pytest.fixture(scope='session')
+def sort_site(tmp_path_factory):
+    """The SORT plugin pip-installed into a private site directory (the venv is not changed), made once per worker;
+    :func:`plugins_from` loads it in this process."""
+    import shutil
+    tmp = tmp_path_factory.mktemp('sort_plugin')
+    src, site = str(tmp / 'src'), str(tmp / 'site')
+    # installed from a copy, so that pip's build/ and *.egg-info stay out of the plugin's folder
+    shutil.copytree(osp.join(REPO, 'plugins', 'vastmat-sort'), src,
+                    ignore=shutil.ignore_patterns('build', '*.egg-info', '__pycache__'))
+    run([sys.executable, '-m', 'pip', 'install', '--quiet', '--no-deps', '--no-build-isolation',
+         '--disable-pip-version-check', '--target', site, src])
+    return site
+
+
+def plugins_from(site: str, monkeypatch):
+    """The plugins installed in ``site`` loaded in this process, as a user's ``pip install`` makes them load: the
+    site on sys.path (until the test ends), the entry points read again. Returns vastmat's plugin state."""
+    from vastmat.plugins import load_plugins
+    monkeypatch.syspath_prepend(site)
+    return load_plugins(reload=True)
+
+
+@pytest.fixture(scope='session')
 def demo_root(tmp_path_factory):
     """The rendered demo VastMAT dataset (12 frames a video), made once per session."""
     from vastmat.datasets.demo_data import make_demo_dataset

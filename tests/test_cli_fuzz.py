@@ -383,6 +383,21 @@ def test_touched_components_are_built_and_their_errors_name_the_option(monkeypat
                      '(CrossEntropyLoss)']
 
 
+def test_custom_imports_option_is_imported_before_the_types_it_registers_are_checked(monkeypatch):
+    """--cfg-options custom_imports=... custom_hooks=[...]: in either order, the hook's module is imported first (as
+    Config.fromfile imports a config's custom_imports); a malformed or missing import is one error naming the key."""
+    monkeypatch.syspath_prepend(osp.join(REPO, 'tests', 'helpers'))
+    imports = dict(imports=['rank_weights_hook'], allow_failed_imports=False)
+    cfg = apply_cfg_options(Config.fromfile(DEBUG_YOLOX), {'custom_hooks': [dict(type='SaveRankWeightsHook')],
+                                                           'custom_imports': imports})
+    assert cfg.custom_hooks == [dict(type='SaveRankWeightsHook')] and cfg.custom_imports == imports
+    for value, message in ((3, r'custom_imports=3: expected dict\(imports='),
+                           (dict(imports=['no_such_module_here']), 'custom_imports: ImportError: Failed to import '
+                                                                   'no_such_module_here')):
+        with pytest.raises(OptionError, match=message):
+            apply_cfg_options(Config.fromfile(DEBUG_YOLOX), {'custom_imports': value})
+
+
 @pytest.mark.parametrize('config', [BYTETRACK, DEBUG_YOLOX])
 def test_a_key_set_to_its_own_value_is_accepted(config):
     """Any key given the value the config has (list items, component dicts, layer configs too) passes the checks."""

@@ -4,8 +4,11 @@ the repository's working layout; every page of docs/ is linked from README.md, a
 The quick ones run as written; the long ones (detector training, the zoo benchmark) run with the tiny settings of
 :data:`TINY`. ``python tools/X.py ...`` runs in this process (conftest ``tool``), other commands (shell scripts,
 pip, console scripts) as subprocesses. A command that needs a GPU, a Slurm cluster or ../shared/data is given the
-nearest local form here (``srun`` is a stand-in that runs the task as one local Slurm task).
+nearest local form here (``srun`` is a stand-in that runs the task as one local Slurm task). After each chain,
+:data:`CHECKS` checks what its commands left behind (the two-process runs against the one-process ones among
+them).
 """
+import json
 import os
 import os.path as osp
 import re
@@ -15,8 +18,9 @@ import sys
 import time
 
 import pytest
+import torch
 
-from conftest import REPO, SHARED_DATA, free_port, tool
+from conftest import REPO, SHARED_DATA, free_port, plugins_from, read_results, tool
 
 DOCS = osp.join(REPO, 'docs')
 DEMO_ITERS = 1200  # the demo YOLOX's schedule (configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py)
@@ -32,6 +36,10 @@ TINY = {
     'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),
     'python tools/benchmark/convergence.py': ('{command} --train-iters 2 --trackers ByteTrack DiffMOT',
                                               "the zoo's 2-iteration trainings, the detector and D2MP"),
+    'tools/dist_train.sh configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py 2': (
+        '{command} --cfg-options "custom_imports=dict(imports=[\'rank_weights_hook\'], allow_failed_imports=False)" '
+        '"custom_hooks=[dict(type=\'SaveRankWeightsHook\')]"',
+        'every rank also saves its weights (tests/helpers/rank_weights_hook.py), compared after the chain'),
 }
 # applied to every command after TINY: the demo detector's checkpoint of the 2-iteration run
 SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'), )
@@ -227,8 +235,11 @@ def test_readme_commands_run(chain, tmp_path, monkeypatch):
     os.makedirs(bin_dir)
     _fake_srun(bin_dir)
     monkeypatch.chdir(root)
+    # tests/helpers: the rank-weights hook of TINY's dist_train.sh (a module by its own name: a package named
+    # 'tests' in site-packages would hide this repository's tests/)
     env = dict(os.environ, PATH=os.pathsep.join([bin_dir, osp.dirname(sys.executable), os.environ['PATH']]),
-               PYTHONPATH=os.pathsep.join([str(tmp_path / 'site'), REPO]), PYTHON=sys.executable)
+               PYTHONPATH=os.pathsep.join([str(tmp_path / 'site'), REPO, osp.join(REPO, 'tests', 'helpers')]),
+               PYTHON=sys.executable)
     ran, timings = [], []
     for command in chain_commands(chain):
         expanded = _expand(command, tmp_path)
@@ -240,9 +251,9 @@ def test_readme_commands_run(chain, tmp_path, monkeypatch):
             key, value = words.pop(0).split('=', 1)
             assignments[key] = value
         start = time.perf_counter()
-        in_process = (words[0] == 'python' and words[1].startswith('tools/') and not assignments
-                      and 'plugins/' not in expanded)  # a plugin's component needs the process that sees it
-        if in_process:
+        if words[0] == 'python' and words[1].startswith('tools/') and not assignments:
+            if 'plugins/' in expanded:  # the plugins the chain pip-installed, loaded here as a new process would
+                assert plugins_from(str(tmp_path / 'site'), monkeypatch).loaded
             subset = SUBSET.get(words[1], []) if 'AnimalTrack-10fps-sim' in expanded else []
             tool(words[1], *words[2:], *subset)
         else:
@@ -251,10 +262,46 @@ def test_readme_commands_run(chain, tmp_path, monkeypatch):
         timings.append((time.perf_counter() - start, expanded[:100]))
     print('\n'.join(f'{seconds:6.1f} s  {command}' for seconds, command in sorted(timings, reverse=True)))
     assert ran
-    # what the demo chain left behind: the zoo's tables and plots, a video, the sweep's table
-    outputs = dict(demo=('work_dirs/zoo_benchmark/zoo.json', 'work_dirs/zoo_benchmark/hota_by_tracker.png',
-                         'work_dirs/demo_video/Bee-1.mp4', 'work_dirs/sweep_demo/table.csv'),
-                   **{'data-and-training': ('work_dirs/yolox_dist/iter_2.pth', 'work_dirs/yolox_slurm/iter_2.pth'),
-                      'plugin': ('work_dirs/sort_tud/metrics.json', )})
-    for path in outputs[chain]:
+    CHECKS[chain](root)
+
+
+def _check_demo(root: str) -> None:
+    """The zoo's tables and plots, a video, the sweep's table; tools/dist_test.sh (2 processes, the videos split
+    between them) wrote the results and metrics of the one-process tools/test.py run."""
+    for path in ('work_dirs/zoo_benchmark/zoo.json', 'work_dirs/zoo_benchmark/hota_by_tracker.png',
+                 'work_dirs/demo_video/Bee-1.mp4', 'work_dirs/sweep_demo/table.csv'):
         assert osp.getsize(osp.join(root, path)) > 0, path
+    single, dist = (osp.join(root, 'work_dirs', name) for name in ('bytetrack_demo', 'bytetrack_demo_dist'))
+    videos = sorted(os.listdir(osp.join(single, 'results')))
+    assert videos and videos == sorted(os.listdir(osp.join(dist, 'results')))
+    for video in videos:
+        assert (open(osp.join(single, 'results', video)).read()
+                == open(osp.join(dist, 'results', video)).read()), video
+    assert json.load(open(osp.join(single, 'metrics.json'))) == json.load(open(osp.join(dist, 'metrics.json')))
+
+
+def _check_data_and_training(root: str) -> None:
+    """tools/dist_train.sh: the 2 processes end with identical weights, which rank 0's checkpoint holds; the
+    two-machine and Slurm runs wrote theirs; tools/dist_test.sh scored the checkpoint."""
+    work_dir = osp.join(root, 'work_dirs', 'yolox_dist')
+    rank0, rank1 = (torch.load(osp.join(work_dir, f'rank{rank}_of2.pth'), weights_only=True) for rank in (0, 1))
+    assert rank0.keys() == rank1.keys() and len(rank0) > 50
+    assert all(torch.equal(rank0[k], rank1[k]) for k in rank0)
+    checkpoint = torch.load(osp.join(work_dir, 'iter_2.pth'), weights_only=True)['state_dict']
+    assert all(torch.equal(checkpoint[k], rank0[k]) for k in rank0)
+    assert 'coco/bbox_mAP' in json.load(open(osp.join(work_dir, 'metrics.json')))
+    for path in ('work_dirs/yolox_2nodes/iter_2.pth', 'work_dirs/yolox_slurm/iter_2.pth'):
+        assert osp.getsize(osp.join(root, path)) > 0, path
+
+
+def _check_plugin(root: str) -> None:
+    """The SORT plugin's run on MOT15 TUD: the official SORT's tracks (tests/test_tracking_pipeline.py checks its
+    metrics against the published ones)."""
+    from conftest import assert_same_tracks
+    official = osp.join(SHARED_DATA, 'MOT15-TUD', 'trackers', 'SORT')
+    for seq in ('TUD-Campus', 'TUD-Stadtmitte'):
+        assert_same_tracks(read_results(osp.join(root, 'work_dirs', 'sort_tud', 'results', f'{seq}.txt')),
+                           read_results(osp.join(official, f'{seq}.txt')), seq)
+
+
+CHECKS = {'demo': _check_demo, 'data-and-training': _check_data_and_training, 'plugin': _check_plugin}

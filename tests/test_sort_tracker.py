@@ -1,14 +1,12 @@
 """The SORT plugin (plugins/vastmat-sort): the official SORT outputs on MOT15 TUD reproduced, the birth / death
 rules on hand-made frames, input validation, and registration through a real entry point."""
 import os.path as osp
-import shutil
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 
-from conftest import REPO, SHARED_DATA, python, run
+from conftest import REPO, SHARED_DATA, plugins_from
 
 PLUGIN = osp.join(REPO, 'plugins', 'vastmat-sort')
 sys.path.insert(0, PLUGIN)
@@ -128,19 +126,12 @@ def test_zero_size_boxes_are_dropped_before_sort_sees_them():
     assert out.ids.tolist() == [1] and np.isfinite(out.bboxes).all()
 
 
-def test_entry_point_registers_sort_tracker(tmp_path):
-    """pip-installed into a private site directory (not the venv), the plugin makes type='SORT' buildable."""
-    src, site = str(tmp_path / 'src'), str(tmp_path / 'site')
-    # install from a copy, so that pip's build/ and *.egg-info stay out of the plugin's folder
-    shutil.copytree(PLUGIN, src, ignore=shutil.ignore_patterns('build', '*.egg-info', '__pycache__'))
-    run([sys.executable, '-m', 'pip', 'install', '--quiet', '--no-deps', '--no-build-isolation',
-         '--disable-pip-version-check', '--target', site, src])
-    proc = python('-c', textwrap.dedent('''
-        from vastmat.plugins import load_plugins
-        from vastmat.registry import MODELS
-        tracker = MODELS.build(dict(type='SORT', min_hits=2))
-        print(type(tracker).__module__, tracker.max_age, tracker.min_hits, tracker.iou_threshold)
-        print(load_plugins().loaded['sort'])
-    '''), env={'PYTHONPATH': osp.pathsep.join([site, REPO])})
-    assert 'vastmat_sort.sort_tracker 1 2 0.3' in proc.stdout
-    assert 'vastmat-sort 0.1.0' in proc.stdout
+def test_entry_point_registers_sort_tracker(sort_site, monkeypatch):
+    """pip-installed into a private site directory (not the venv), the plugin's entry point is found and makes
+    type='SORT' buildable (a fresh process finds it too: the README test runs ``vastmat-plugins``)."""
+    from vastmat.registry import MODELS
+    state = plugins_from(sort_site, monkeypatch)
+    assert state.loaded['sort'] == 'vastmat-sort 0.1.0' and 'sort' not in state.failed
+    tracker = MODELS.build(dict(type='SORT', min_hits=2))
+    assert (type(tracker).__module__, tracker.max_age, tracker.min_hits, tracker.iou_threshold) == \
+        ('vastmat_sort.sort_tracker', 1, 2, 0.3)

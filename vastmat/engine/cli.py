@@ -163,11 +163,28 @@ def _check_type(where: str, old: Any, new: Any, several: bool = False) -> None:
             _check_type(f'{where}.{k}', old[k], new[k])
 
 
+def _import_custom_modules(custom_imports: Any, flag: str) -> None:
+    """Import the modules of a ``custom_imports`` option (mmengine's own import, as for a config's)."""
+    from mmengine.utils import import_modules_from_strings
+    if not isinstance(custom_imports, dict) or not isinstance(custom_imports.get('imports'), (str, list, tuple)):
+        raise OptionError(f'{flag} custom_imports={format_value(custom_imports)}: expected '
+                          "dict(imports=['module', ...], allow_failed_imports=False)")
+    try:
+        import_modules_from_strings(**custom_imports)
+    except (ImportError, TypeError) as exc:
+        raise OptionError(f'{flag} custom_imports: {type(exc).__name__}: {exc}') from None
+
+
 def apply_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[str, str] | None = None) -> Config:
     """Set ``options`` in ``cfg`` in order, each checked first (:func:`check_cfg_options`, on the config as the
     earlier options left it); a dict value replaces the whole entry (its old keys do not leak into it). Then the cheap
-    components they touched are built once (:func:`vastmat.engine.config_check.check_components`)."""
-    for key, value in (options or {}).items():
+    components they touched are built once (:func:`vastmat.engine.config_check.check_components`). A
+    ``custom_imports`` option goes first and its modules are imported, as ``Config.fromfile`` imports a config's, so
+    that the other options may name the types they register."""
+    options = dict(options or {})
+    if 'custom_imports' in options:
+        options = {'custom_imports': options.pop('custom_imports'), **options}
+    for key, value in options.items():
         check_cfg_options(cfg, {key: value}, flags)
         value = copy.deepcopy(value)
         parent_key, _, last = key.rpartition('.')
@@ -181,6 +198,8 @@ def apply_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[s
         elif isinstance(value, dict) and last in parent:  # (mmengine would keep the marker where the key is new)
             value = dict(value, _delete_=True)
         cfg.merge_from_dict({key: value})
+        if key == 'custom_imports':
+            _import_custom_modules(cfg.custom_imports, (flags or {}).get(key, '--cfg-options'))
     check_components(cfg, options, flags)
     return cfg
 
