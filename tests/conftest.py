@@ -187,3 +187,16 @@ def mot_specs(benchmark: str, tracker: str):
 
 needs_mot = pytest.mark.skipif(not osp.isdir(osp.join(SHARED_DATA, 'MOT17')),
                                reason=f'real data not found at {SHARED_DATA} (../shared/data beside the clone)')
+
+
+# the longest tests and groups start first, so that the workers finish together (pytest-xdist hands the tests out in
+# collection order; collected by file name, the README chains and the zoo came last and ran alone at the end): parts
+# of their node ids, the longest first (tests/test_readme.py prints each chain's commands with their times)
+RUN_FIRST = ('test_readme.py::test_readme_commands_run', 'test_zoo_benchmark.py::test_zoo_trains_every_learned_tracker',
+             'test_sweep_ray.py', 'test_kill_resume.py', 'test_tracktrack_golden.py', 'test_sweep.py::test_two_torchrun')
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item) -> int:
+        return next((i for i, part in enumerate(RUN_FIRST) if part in item.nodeid), len(RUN_FIRST))
+    items.sort(key=rank)  # stable: the collection order otherwise

@@ -54,15 +54,18 @@ SUBSET = {
 }
 
 
-# the pages' commands in three independent chains (each in its own scratch workspace, run in parallel): each chain is
+# the pages' commands in independent chains (each in its own scratch workspace, run in parallel): each chain is
 # (page, its `##` sections or None for all of it) in the order they run. The main chain depends on `make demo`'s
 # outputs (the zoo's work dir and detections) and on the README's quick start (the demo detector's checkpoint and
-# boxes), so every page that reads them follows both in it; the other two stand alone
+# boxes), so every page that reads them follows both in it; the others stand alone (the studies read
+# ../shared/data only)
 CHAINS = {
     'demo': (('README.md', ('The two commands', )), ('docs/zoo.md', None), ('README.md', ('Quick start', )),
              ('docs/trackers.md', None), ('docs/sweeps.md', None), ('docs/evaluation.md', None),
-             ('docs/matchers.md', None), ('docs/studies.md', None)),
+             ('docs/matchers.md', ('Matchers and CDA', ))),
     'data-and-training': (('docs/data.md', None), ('docs/training.md', None)),
+    'studies': (('docs/matchers.md', ('How the trackers use a matcher; the matcher table', )),
+                ('docs/studies.md', None)),
     'plugin': (('docs/plugins.md', None), ),
 }
 
@@ -294,6 +297,13 @@ def _check_data_and_training(root: str) -> None:
         assert osp.getsize(osp.join(root, path)) > 0, path
 
 
+def _check_studies(root: str) -> None:
+    """The matcher tables and the motion-matcher study wrote their tables."""
+    for path in ('work_dirs/matchers_at10/table.json', 'work_dirs/matchers_at10_tracktrack/table.json',
+                 'work_dirs/motion_study/table.json'):
+        assert osp.getsize(osp.join(root, path)) > 0, path
+
+
 def _check_plugin(root: str) -> None:
     """The SORT plugin's run on MOT15 TUD: the official SORT's tracks (tests/test_tracking_pipeline.py checks its
     metrics against the published ones)."""
@@ -304,4 +314,5 @@ def _check_plugin(root: str) -> None:
                            read_results(osp.join(official, f'{seq}.txt')), seq)
 
 
-CHECKS = {'demo': _check_demo, 'data-and-training': _check_data_and_training, 'plugin': _check_plugin}
+CHECKS = {'demo': _check_demo, 'data-and-training': _check_data_and_training, 'studies': _check_studies,
+          'plugin': _check_plugin}

@@ -46,6 +46,11 @@ class BaseTracker(BaseModule):
             benchmarks require (``--d2mp-checkpoint``); None: the tracker needs none.
         speed_options: the tracker keys of the association benchmark (``tools/benchmark/association_speed.py``)
             beside the defaults (None: not in it); speed_features: it gets random appearance features there.
+        search_spaces: named spaces of ``tools/tune.py`` (``--space``, ``'default'`` first) over the tracker's keys,
+            beside its defaults: ``{key: ('float', low, high[, 'log']) | ('int', low, high) | ('categorical',
+            [choices])}``, and ``matcher`` an axis of ``configs/matchers/`` names, each with its own keys' space
+            (:data:`vastmat.models.association.search_spaces.MATCHER_AXIS`); see
+            :mod:`vastmat.experiments.tuning.space`.
     """
 
     required_inputs: tuple[str, ...] = ()
@@ -63,6 +68,7 @@ class BaseTracker(BaseModule):
     motion_checkpoint_key: str | None = None
     speed_options: dict | None = None
     speed_features: bool = False
+    search_spaces: dict[str, dict] = {}
 
     def reset(self) -> None:
         """Forget every track (a new video starts); ids restart at 1."""

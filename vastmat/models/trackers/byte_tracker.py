@@ -28,6 +28,7 @@ from vastmat.registry import MATCHERS, MODELS, TASK_UTILS
 from vastmat.structures.bbox import ltwh_to_xyah, ltwh_to_xyxy, xyah_to_xyxy, xyxy_to_ltwh
 from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
+from ..association.search_spaces import MATCHER_AXIS
 from ..association.solvers import LapJV
 from ..motion import KalmanFilterXYAH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
@@ -36,13 +37,15 @@ from .track_lifecycle import TRACKED, Track, TrackLifecycle, reported_mask
 
 
 class KalmanTrack(Track):
-    """A ByteTrack track: the lifecycle fields plus the xyah Kalman state."""
+    """A ByteTrack track: the lifecycle fields plus the xyah Kalman state and the left, top, width, height of the
+    detection it took last (None where the tracker does not keep it)."""
 
-    __slots__ = ('mean', 'covariance')
+    __slots__ = ('mean', 'covariance', 'detection_box')
 
-    def __init__(self, track_id: int, mean: np.ndarray, covariance: np.ndarray, score: float, frame_id: int) -> None:
+    def __init__(self, track_id: int, mean: np.ndarray, covariance: np.ndarray, score: float, frame_id: int,
+                 detection_box: np.ndarray | None = None) -> None:
         super().__init__(track_id, score, frame_id)
-        self.mean, self.covariance = mean, covariance
+        self.mean, self.covariance, self.detection_box = mean, covariance, detection_box
 
 
 def kalman_boxes(tracks: list[KalmanTrack]) -> np.ndarray:
@@ -75,6 +78,9 @@ def buffer_size(track_buffer: int, buffer_frame_rate: float | None, frame: Track
     return int(rate / 30.0 * track_buffer)
 
 
+REPORTED_BOXES = ('kalman', 'detection')
+
+
 @MODELS.register_module()
 class BYTETracker(BaseTracker):
     """The official BYTETracker (its defaults are the official code's).
@@ -96,6 +102,9 @@ class BYTETracker(BaseTracker):
         min_box_area, aspect_ratio_thresh: the official evaluator's output filter: boxes with ``w * h <=
             min_box_area`` or ``w / h > aspect_ratio_thresh`` are not reported (``None`` disables a filter; the
             vertical filter is a pedestrian prior, so the VastMAT configs disable it).
+        reported_box: the box written for a track: ``'kalman'`` (the official: the Kalman state after its update)
+            or ``'detection'`` (the detection it was matched to this frame, as Roboflow ``trackers``' ByteTrack
+            reports; every reported track was matched or started this frame).
     """
 
     zoo_name = 'ByteTrack'
@@ -105,14 +114,27 @@ class BYTETracker(BaseTracker):
     # first-stage match threshold: the VastMAT paper's 0.6 (section 5.4), the official code's 0.9
     study_match_thresh = ('match_thresh', dict(paper=0.6, official=0.9))
     speed_options = {}
+    # tools/tune.py: every threshold of the three stages and of initiation, the buffer, the output filter and box,
+    # and the matcher; 'thresholds' keeps the official IoU matcher
+    search_spaces = dict(
+        default=dict(track_thresh=('float', 0.3, 0.8), low_thresh=('float', 0.05, 0.3),
+                     match_thresh=('float', 0.5, 0.95), second_match_thresh=('float', 0.3, 0.9),
+                     unconfirmed_match_thresh=('float', 0.5, 0.95), track_buffer=('int', 10, 150),
+                     fuse_score=('categorical', [True, False]), min_box_area=('categorical', [None, 10, 100]),
+                     reported_box=('categorical', list(REPORTED_BOXES)), matcher=MATCHER_AXIS),
+        thresholds=dict(track_thresh=('float', 0.3, 0.8), match_thresh=('float', 0.5, 0.95),
+                        track_buffer=('int', 10, 150), reported_box=('categorical', list(REPORTED_BOXES))))
 
     def __init__(self, track_thresh: float = 0.6, low_thresh: float = 0.1, track_buffer: int = 30,
                  buffer_frame_rate: float | None = 30, match_thresh: float = 0.9, second_match_thresh: float = 0.5,
                  unconfirmed_match_thresh: float = 0.7, fuse_score: bool = True, duplicate_thresh: float = 0.15,
                  matcher: dict | Any | None = None, motion: dict | Any | None = None,
                  min_box_area: float | None = 100, aspect_ratio_thresh: float | None = None,
-                 init_cfg: dict | None = None) -> None:
+                 reported_box: str = 'kalman', init_cfg: dict | None = None) -> None:
         super().__init__(init_cfg)
+        if reported_box not in REPORTED_BOXES:
+            raise ValueError(f'reported_box must be one of {REPORTED_BOXES}, got {reported_box!r}')
+        self.reported_box = reported_box
         self.track_thresh, self.low_thresh = track_thresh, low_thresh
         self.det_thresh = track_thresh + 0.1
         self.track_buffer, self.buffer_frame_rate = track_buffer, buffer_frame_rate
@@ -158,6 +180,7 @@ class BYTETracker(BaseTracker):
             np.array([t.mean for t in tracks]), np.array([t.covariance for t in tracks]), ltwh_to_xyah(ltwh[index]))
         for (t, j), m, c in zip(updates, mean, covariance):
             t.mean, t.covariance = m, c
+            t.detection_box = ltwh[j]
             t.mark_matched(float(scores[j]), frame_id)
 
     # ----------------------------------------------------------------------------------------------------- update
@@ -217,7 +240,7 @@ class BYTETracker(BaseTracker):
         if fresh:
             mean, covariance = self.motion.initiate(ltwh_to_xyah(ltwh[fresh]))
             for j, m, c in zip(fresh, mean, covariance):
-                activated.append(KalmanTrack(self.tracks.new_id(), m, c, float(det_scores[j]), frame_id))
+                activated.append(KalmanTrack(self.tracks.new_id(), m, c, float(det_scores[j]), frame_id, ltwh[j]))
 
         # removal: lost tracks older than the buffer
         removed += self.tracks.stale_lost(frame_id, self.max_time_lost(frame))
@@ -226,7 +249,10 @@ class BYTETracker(BaseTracker):
     def _output(self, tracks: list[KalmanTrack]) -> TrackOutput:
         if not tracks:
             return TrackOutput.empty()
-        boxes = kalman_boxes(tracks)
+        if self.reported_box == 'kalman':
+            boxes = kalman_boxes(tracks)
+        else:
+            boxes = ltwh_to_xyxy(np.array([t.detection_box for t in tracks]))
         keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
         return TrackOutput(np.array([t.track_id for t in tracks], np.int64)[keep], boxes[keep],
                            np.array([t.score for t in tracks])[keep])

@@ -1,0 +1,151 @@
+"""Choosing a tuned point that holds on new videos, and what the tuner writes: the selection rule, the intervals,
+the winning matcher per tracker, the preset config, the tables and plots.
+
+The rule (printed with the results): the preset is the complete trial of best COMBINED HOTA on all tuning videos.
+How well that choice carries to new videos is estimated on held-aside folds: for each fold, the complete trial of
+best COMBINED HOTA on the other folds is chosen and scored on that fold alone; the held-aside estimate is the
+COMBINED HOTA of those choices over all videos, each video scored by a choice that never saw it. Both are set
+against the config's own settings (the official ones) with a paired bootstrap of the videos
+(:func:`vastmat.evaluation.analysis.bootstrap_hota`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import warnings
+import os.path as osp
+from typing import Any
+
+import numpy as np
+
+from .space import MATCHER, matcher_text, point_options
+
+RULE = ('preset: the complete trial of best COMBINED HOTA on all tuning videos; held-aside estimate: per fold, the '
+        'best trial on the other folds scored on that fold')
+
+
+def complete_trials(study: Any) -> list[Any]:
+    from optuna.trial import TrialState
+    return sorted(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, )), key=lambda t: t.number)
+
+
+def trial_videos(work_dir: str, trial: Any) -> dict[str, dict]:
+    """A complete trial's per-video metrics, read from its fold runs (the run cache)."""
+    out: dict[str, dict] = {}
+    for run_id in trial.user_attrs['run_ids']:
+        with open(osp.join(work_dir, 'runs', run_id, 'metrics.json'), encoding='utf-8') as f:
+            metrics = json.load(f)
+        out.update({k: v for k, v in metrics.items() if k != 'COMBINED'})
+    return out
+
+
+def held_aside(per_trial: dict[int, dict], folds: list[list[str]]) -> tuple[list[dict], dict[str, dict]]:
+    """Per fold: the trial best on the other folds and its HOTA on the fold; and the per-video results of those
+    choices (each video from the choice made without its fold)."""
+    from vastmat.evaluation.mot_eval import combined_hota
+    rows, composite = [], {}
+    for k, fold in enumerate(folds):
+        others = [v for j, f in enumerate(folds) if j != k for v in f]
+        chosen = max(per_trial, key=lambda n: (combined_hota(per_trial[n], others), -n))
+        rows.append(dict(fold=k, videos=len(fold), trial=chosen,
+                         HOTA_other_folds=combined_hota(per_trial[chosen], others),
+                         HOTA_held_aside=combined_hota(per_trial[chosen], fold)))
+        composite.update({v: per_trial[chosen][v] for v in fold})
+    return rows, composite
+
+
+def paired_interval(ours: dict, theirs: dict, videos: list[str], samples: int, level: float, seed: int) -> dict:
+    """COMBINED HOTA of both on ``videos``, the difference and its ``level`` interval over paired resamples."""
+    from vastmat.evaluation.analysis import bootstrap_hota, interval
+    from vastmat.evaluation.mot_eval import combined_hota
+    a, b = combined_hota(ours, videos), combined_hota(theirs, videos)
+    draws = bootstrap_hota(dict(ours=ours, theirs=theirs), videos, samples, seed)
+    low, high = interval(draws['ours'] - draws['theirs'], level)
+    return dict(HOTA=a, HOTA_reference=b, difference=a - b, low=low, high=high,
+                share_better=float(np.mean(draws['ours'] > draws['theirs'])))
+
+
+def matcher_winners(trials: list[Any], per_trial: dict[int, dict], videos: list[str], samples: int, level: float,
+                    seed: int) -> list[dict]:
+    """Per matcher of the trials: its best complete trial (each matcher at its own best settings), with the
+    difference to the best IoU trial and its interval."""
+    from vastmat.evaluation.mot_eval import combined_hota
+    best: dict[str, Any] = {}
+    for trial in trials:
+        name = trial.params.get(MATCHER, 'own')
+        if name not in best or trial.value > best[name].value:
+            best[name] = trial
+    base = best.get('iou')
+    rows = []
+    for name, trial in sorted(best.items(), key=lambda item: -item[1].value):
+        row = dict(matcher=name, trial=trial.number, HOTA=combined_hota(per_trial[trial.number], videos),
+                   params=trial.params)
+        if base is not None and name != 'iou':
+            row['vs_iou'] = paired_interval(per_trial[trial.number], per_trial[base.number], videos, samples, level,
+                                            seed)
+        rows.append(row)
+    return rows
+
+
+def python_literal(value: Any) -> str:
+    """``value`` as config source: dicts as ``dict(key=...)``, exact floats (the preset reproduces the trial)."""
+    if isinstance(value, dict):
+        return 'dict(' + ', '.join(f'{k}={python_literal(v)}' for k, v in value.items()) + ')'
+    if isinstance(value, (list, tuple)):
+        inner = ', '.join(python_literal(v) for v in value)
+        return f'[{inner}]' if isinstance(value, list) else f'({inner}{"," if len(value) == 1 else ""})'
+    return repr(value)
+
+
+def preset_text(settings: Any, trial: Any, summary: dict, path: str) -> str:
+    """A config that ``_base_``-inherits the tuned one and sets the trial's point, its provenance in comments."""
+    base = osp.relpath(osp.abspath(settings.config), osp.dirname(osp.abspath(path)))
+    options = point_options(settings.config, trial.params)
+    tracker = {k.split('.', 2)[2]: v for k, v in options.items()}
+    lines = [
+        f'# Tuned by tools/tune.py: {osp.basename(settings.config)} on {summary["data_name"]} '
+        f'({summary["num_videos"]} videos, {len(summary["folds"])} folds by video, seed {settings.seed}).',
+        f'# Data: {settings.data_root}; detections: {settings.det_root}.',
+        f'# Space {settings.space!r}, {summary["complete"]} complete / {summary["pruned"]} pruned trials (Optuna TPE, '
+        'median pruner); study ' + repr(summary['study']) + '.',
+        f'# Rule: {RULE}.',
+        f'# Trial {trial.number}: COMBINED HOTA {100 * trial.value:.2f} on the tuning videos '
+        f'(the base config: {100 * summary["official"]["HOTA_reference"]:.2f}); held-aside estimate '
+        f'{100 * summary["held_aside"]["HOTA"]:.2f} vs {100 * summary["held_aside"]["HOTA_reference"]:.2f}.',
+        f'_base_ = [{base!r}]',
+    ]
+    matcher = tracker.pop(MATCHER, None)
+    items = [f'{k}={python_literal(v)}' for k, v in sorted(tracker.items())]
+    if matcher is not None:
+        items.append('matcher=' + python_literal(dict(_delete_=True, **matcher)))
+        lines.insert(-1, f'# Matcher: {matcher_text(trial.params)}.')
+    lines.append('model = dict(\n    tracker=dict(\n        ' + ',\n        '.join(items) + '))')
+    return '\n'.join(lines) + '\n'
+
+
+def save_plots(study: Any, work_dir: str) -> list[str]:
+    """Optuna's optimisation history and parameter importances, as PNG files of the work dir."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    from optuna.visualization import matplotlib as optuna_plots
+    saved = []
+    for name, plot in (('optimization_history', optuna_plots.plot_optimization_history),
+                       ('param_importances', optuna_plots.plot_param_importances)):
+        path = osp.join(work_dir, f'{name}.png')
+        try:
+            with warnings.catch_warnings():  # optuna's "experimental" plots, its importance caveats
+                warnings.simplefilter('ignore')
+                axes = plot(study)
+        except (ValueError, RuntimeError) as exc:  # e.g. importances of fewer than two complete trials
+            print(f'{name}: not plotted ({exc})')
+            continue
+        figure = axes.figure if hasattr(axes, 'figure') else axes[0].figure
+        figure.set_size_inches(9, 5)
+        figure.tight_layout()
+        tmp = path + '.tmp.png'
+        figure.savefig(tmp, dpi=110)
+        plt.close(figure)
+        os.replace(tmp, path)
+        saved.append(path)
+    return saved
