@@ -60,3 +60,31 @@ def test_official_bytetrack_on_animaltrack_10fps(tmp_path, golden, buffer_frame_
     assert rows > 50000
     reference = json.load(open(osp.join(AT10, 'reference_metrics_trackeval.json')))[golden]
     check_metrics(json.load(open(tmp_path / 'metrics_per_video.json')), reference, videos)
+
+
+@pytest.mark.skipif(not osp.isdir(TUD), reason=f'{TUD} not found (../shared/data beside the clone)')
+def test_reported_box_detection_reports_the_matched_detections_with_the_same_ids():
+    """reported_box='detection' (Roboflow trackers' output) changes only the boxes written: the same ids in every
+    frame as the official Kalman boxes, each box one of the frame's detections, and every track that took a
+    detection this frame reports it."""
+    import numpy as np
+
+    from vastmat.datasets.formats import read_detections
+    from vastmat.models.trackers.byte_tracker import BYTETracker
+    from vastmat.structures.tracking import TrackingFrame
+    dets = read_detections(osp.join(TUD, 'train', 'TUD-Campus', 'det', 'det.txt'))
+    trackers = {box: BYTETracker(min_box_area=None, reported_box=box) for box in ('kalman', 'detection')}
+    moved = 0
+    for frame_id in range(1, int(dets.frames.max()) + 1):
+        rows = dets.frames == frame_id
+        ltwh = dets.boxes[rows]
+        frame = TrackingFrame.from_arrays(np.concatenate([ltwh[:, :2], ltwh[:, :2] + ltwh[:, 2:]], 1),
+                                          dets.scores[rows], frame_id)
+        kalman, detection = (trackers[box].update(frame) for box in ('kalman', 'detection'))
+        assert kalman.ids.tolist() == detection.ids.tolist()
+        gaps = np.abs(detection.bboxes[:, None] - frame.bboxes[None]).max(axis=2).min(axis=1)
+        assert (gaps < 1e-9).all(), frame_id
+        moved += int((np.abs(kalman.bboxes - detection.bboxes).max(axis=1) > 0.5).sum())
+    assert moved > 100  # the Kalman state is not the detection
+    with pytest.raises(ValueError, match="reported_box must be one of \\('kalman', 'detection'\\)"):
+        BYTETracker(reported_box='mean')

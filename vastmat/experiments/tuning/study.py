@@ -13,6 +13,7 @@ import json
 import os
 import os.path as osp
 import random
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
@@ -73,6 +74,7 @@ def open_study(settings: TuneSettings, name: str, folds: list[list[str]]) -> Any
     """The study ``name`` of the storage, made if absent (TPE seeded, median pruner); its folds must be these."""
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings('ignore', category=optuna.exceptions.ExperimentalWarning)  # heartbeats, grouped TPE
     # heartbeats: a trial whose process was killed is marked failed by the next process that runs one
     storage = optuna.storages.RDBStorage(storage_url(settings), heartbeat_interval=5, grace_period=20)
     # each process its own seed (two TPE samplers with one seed would propose the same points)
@@ -148,14 +150,18 @@ def finished_count(study: Any) -> int:
     return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
 
 
-def optimize(settings: TuneSettings, name: str, folds: list[list[str]], progress: bool = True) -> None:
-    """Run trials of the study until it holds ``settings.trials`` finished (complete or pruned) ones."""
+def optimize(settings: TuneSettings, name: str, folds: list[list[str]], progress: bool = True,
+             share: int | None = None) -> None:
+    """Run trials of the study until it holds ``settings.trials`` finished (complete or pruned) ones, at most
+    ``share`` of them here (several processes share the study)."""
     from optuna.study import MaxTrialsCallback
     from optuna.trial import TrialState
 
     from vastmat.utils.threads import torch_threads
     study = open_study(settings, name, folds)
     left = settings.trials - finished_count(study)
+    if share is not None:
+        left = min(left, share)
     if left <= 0:
         return
     with torch_threads(1):
@@ -163,9 +169,9 @@ def optimize(settings: TuneSettings, name: str, folds: list[list[str]], progress
                        callbacks=[MaxTrialsCallback(settings.trials, states=(TrialState.COMPLETE, TrialState.PRUNED))])
 
 
-def _worker(settings: TuneSettings, name: str, folds: list[list[str]]) -> None:
+def _worker(settings: TuneSettings, name: str, folds: list[list[str]], share: int) -> None:
     os.environ['OMP_NUM_THREADS'] = '1'
-    optimize(settings, name, folds, progress=False)
+    optimize(settings, name, folds, progress=False, share=share)
 
 
 def run_workers(settings: TuneSettings, name: str, folds: list[list[str]]) -> None:
@@ -173,7 +179,12 @@ def run_workers(settings: TuneSettings, name: str, folds: list[list[str]]) -> No
     if settings.workers <= 1:
         optimize(settings, name, folds)
         return
+    left = settings.trials - finished_count(open_study(settings, name, folds))
+    if left <= 0:
+        return
+    # each worker its share of the trials left (every worker runs some); the callback stops all at the total
+    shares = [left // settings.workers + (i < left % settings.workers) for i in range(settings.workers)]
     with ProcessPoolExecutor(settings.workers, mp_context=get_context('spawn')) as pool:
-        futures = [pool.submit(_worker, settings, name, folds) for _ in range(settings.workers)]
+        futures = [pool.submit(_worker, settings, name, folds, share) for share in shares if share]
         for future in futures:
             future.result()

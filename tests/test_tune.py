@@ -1,0 +1,140 @@
+"""tools/tune.py: the trackers' search spaces build, the folds split by video, a killed study resumes from its SQLite
+storage, two worker processes share one study, the held-aside choice follows its rule, and the preset config
+reproduces the chosen trial."""
+import json
+import os
+import os.path as osp
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from mmengine.config import Config
+
+from conftest import REPO, SHARED_DATA, tool
+
+AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
+BYTETRACK = osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets.py')
+VIDEOS = ['chicken_3', 'deer_4', 'goose_4', 'zebra_3']
+
+
+def test_bytetrack_spaces_sample_points_that_build():
+    """Every space ByteTrack declares passes the checks, and a point of it (each matcher of the axis) builds a
+    tracker with the sampled values."""
+    import optuna
+
+    from vastmat.experiments.sweep import build_config
+    from vastmat.experiments.tuning import point_options, sample, search_space
+    from vastmat.models.trackers.byte_tracker import BYTETracker
+    from vastmat.registry import MODELS
+    assert set(BYTETracker.search_spaces) == {'default', 'thresholds'}
+    space = search_space(BYTETRACK)
+    for matcher, params in space['matcher'].items():
+        point = {key: spec[1][0] if spec[0] == 'categorical' else spec[1] for key, spec in space.items()
+                 if key != 'matcher'}
+        point['matcher'] = matcher
+        point.update({f'matcher.{matcher}.{k}': spec[2] for k, spec in params.items()})
+        params_drawn = sample(optuna.trial.FixedTrial(point), space)
+        assert params_drawn == point
+        tracker = MODELS.build(build_config(BYTETRACK, point_options(BYTETRACK, point)).model.tracker)
+        assert (tracker.track_thresh, tracker.track_buffer, tracker.reported_box) == (0.3, 10, 'kalman')
+        assert type(tracker.matcher).__name__ == {'iou': 'IoU', 'diou': 'DIoU', 'cda_fixed': 'CDA',
+                                                   'cda_adaptive': 'CDA',
+                                                   'cda_motion_adaptive': 'MotionAdaptiveCDA'}[matcher]
+    from vastmat.utils.errors import UserInputError
+    with pytest.raises(UserInputError, match="--space nope: BYTETracker declares no such search space "
+                                             r"\(its spaces: default, thresholds\)"):
+        search_space(BYTETRACK, 'nope')
+
+
+def test_space_entries_are_checked():
+    from vastmat.experiments.tuning.space import check_space
+    for bad, message in (({'a': ('float', 1.0, 0.5)}, r"\['a'\]: expected \('float', low, high"),
+                         ({'a': ('uniform', 0, 1)}, r"\['a'\]: expected \(kind, ...\)"),
+                         ({'a': ('categorical', [])}, r"\['a'\]: expected \('categorical', \[choices\]\)"),
+                         ({'matcher': {'cda_fixed': {'alpha': ('float', 0, 1, 'ln')}}},
+                          r"\['matcher'\]\['cda_fixed'\]\['alpha'\]")):
+        with pytest.raises(ValueError, match=message):
+            check_space(bad, 'S')
+
+
+def test_folds_split_by_video():
+    from vastmat.experiments.tuning import make_folds
+    from vastmat.utils.errors import UserInputError
+    videos = [f'v{i}' for i in range(10)]
+    folds = make_folds(videos, 4, seed=3)
+    assert sorted(v for fold in folds for v in fold) == videos and [len(f) for f in folds] == [3, 3, 2, 2]
+    assert folds == make_folds(list(reversed(videos)), 4, seed=3) and folds != make_folds(videos, 4, seed=4)
+    with pytest.raises(UserInputError, match='--folds 11: need 2 <= folds <= the number of videos'):
+        make_folds(videos, 11, 0)
+
+
+def _finished(storage: str) -> list:
+    import optuna
+    from optuna.trial import TrialState
+    summaries = optuna.get_all_study_summaries(storage)
+    if not summaries:
+        return []
+    study = optuna.load_study(study_name=summaries[0].study_name, storage=storage)
+    return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
+
+
+@pytest.mark.skipif(not osp.isdir(AT10), reason=f'{AT10} not found (../shared/data beside the clone)')
+def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_choice(tmp_path):
+    work_dir = tmp_path / 'tune'
+    args = [BYTETRACK, '--data-root', osp.join(AT10, 'gt'), '--det-root', osp.join(AT10, 'dets'), '--videos',
+            *VIDEOS, '--folds', '2', '--work-dir', str(work_dir), '--bootstrap', '50', '--space', 'thresholds']
+    storage = f'sqlite:///{work_dir}/study.db'
+    # a tune.py process killed (SIGKILL) once 3 trials are finished
+    proc = subprocess.Popen([sys.executable, 'tools/tune.py', *args, '--trials', '40'], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, PYTHONPATH=REPO))
+    try:
+        deadline = time.monotonic() + 120
+        while len(_finished(storage) if osp.isfile(work_dir / 'study.db') else []) < 3:
+            assert proc.poll() is None and time.monotonic() < deadline, 'tune.py ended or stalled before 3 trials'
+            time.sleep(0.3)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    before = {t.number: (t.params, t.value) for t in _finished(storage)}
+    assert 3 <= len(before) < 40
+    # resumed: the study goes on to 6 finished trials, those of the killed run kept
+    report = tool('tools/tune.py', *args, '--trials', str(len(before) + 3))
+    after = _finished(storage)
+    assert len(after) == len(before) + 3
+    assert all((t.params, t.value) == before[t.number] for t in after if t.number in before)
+    # two worker processes share the study: each runs trials of it
+    report = tool('tools/tune.py', *args, '--trials', str(len(after) + 4), '--workers', '2')
+    new = [t for t in report['trials'] if t['number'] not in before and t['number'] not in {t.number for t in after}]
+    assert len(_finished(storage)) == len(after) + 4
+    assert len({t['pid'] for t in new}) == 2 and os.getpid() not in {t['pid'] for t in new}
+
+    # the rule: per fold, the complete trial best on the other fold, scored on it
+    from vastmat.evaluation.mot_eval import combined_hota
+    from vastmat.experiments.tuning import complete_trials, open_study, trial_videos
+    saved = json.load(open(work_dir / 'tune.json'))
+    assert saved['best'] == json.loads(json.dumps(report['best']))
+    folds = saved['folds']
+    assert sorted(v for f in folds for v in f) == sorted(VIDEOS)
+    study = open_study(type('S', (), dict(storage=storage, seed=0, work_dir=str(work_dir)))(), saved['study'], folds)
+    per_trial = {t.number: trial_videos(str(work_dir), t) for t in complete_trials(study)}
+    for row in saved['folds_table']:
+        other = folds[1 - row['fold']]
+        best = max(per_trial, key=lambda n: (combined_hota(per_trial[n], other), -n))
+        assert row['trial'] == best
+        assert row['HOTA_held_aside'] == pytest.approx(combined_hota(per_trial[best], folds[row['fold']]), abs=1e-12)
+    assert saved['best']['HOTA'] == max(t['HOTA'] for t in saved['trials'])
+    low, high = saved['official']['low'], saved['official']['high']
+    assert low <= saved['official']['difference'] <= high or low == high
+    assert osp.getsize(work_dir / 'optimization_history.png') > 0
+
+    # the preset config tracks the tuning videos to the chosen trial's HOTA
+    preset = saved['preset_path']
+    text = open(preset).read()
+    assert f"Trial {saved['best']['trial']}: COMBINED HOTA" in text and 'Rule: preset:' in text
+    assert Config.fromfile(preset).model.tracker.track_buffer == saved['best']['params']['track_buffer']
+    metrics = tool('tools/test.py', preset, '--data-root', osp.join(AT10, 'gt'), '--det-root', osp.join(AT10, 'dets'),
+                   '--work-dir', tmp_path / 'preset', '--cfg-options', f'test_dataloader.dataset.videos={VIDEOS}')
+    assert metrics['vastmat/HOTA'] == pytest.approx(saved['best']['HOTA'], abs=1e-12)
