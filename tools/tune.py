@@ -4,6 +4,7 @@ declares, a choice checked on held-aside folds of videos, and a preset config th
 
     python tools/tune.py CONFIG --data-root DIR --det-root DIR [--trials N] [--workers N] [--storage URL]
         [--space NAME] [--folds K] [--seed S] [--split P/S | --videos V ...] [--work-dir W] [--preset-out PATH]
+        [--cfg-options KEY=VALUE ...]
 
 The study lives in --storage (default sqlite:///W/study.db): a killed run resumes where it stopped (--trials counts
 the finished trials of the study, resumed ones too), and --workers processes, or several machines given one
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 
+from vastmat.engine.cli import CfgOptionsAction
 from vastmat.experiments.tuning import TuneSettings, run_tuning
 
 
@@ -37,6 +39,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--storage', help='SQLAlchemy URL of the study (default sqlite:///WORK_DIR/study.db)')
     parser.add_argument('--study-name', help='default: a hash of the config, space, data, folds and options')
     parser.add_argument('--space', default='default', help="one of the tracker class's search_spaces")
+    parser.add_argument('--cfg-options', nargs='+', action=CfgOptionsAction, default={}, metavar='KEY=VALUE',
+                        help='set for every trial (checked as tools/test.py\'s), e.g. a trained D2MP: '
+                        'model.tracker.motion.checkpoint=PATH')
     parser.add_argument('--folds', type=int, default=4, help='folds of videos (default 4)')
     parser.add_argument('--seed', type=int, default=0, help='the folds and the sampler')
     parser.add_argument('--work-dir', help='default work_dirs/tune_<config name>')
@@ -60,7 +65,7 @@ def main(argv: list[str] | None = None) -> dict:
                             workers=args.workers, storage=args.storage, space=args.space, folds=args.folds,
                             seed=args.seed, split=args.split, videos=args.videos, study_name=args.study_name,
                             preset=args.eval_preset, data_name=args.data_name, preset_out=args.preset_out,
-                            bootstrap=args.bootstrap, level=args.level)
+                            bootstrap=args.bootstrap, level=args.level, extra=dict(args.cfg_options))
     return run_tuning(settings)
 
 

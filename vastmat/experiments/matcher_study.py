@@ -140,6 +140,52 @@ def compare_runs(paths: list[str], names: list[str] | None = None, metrics: list
     return dict(rows=rows, ranks=ranks)
 
 
+def paired_hota(paths: list[str], names: list[str], reference: str, videos: list[str] | None = None,
+                samples: int = 1000, level: float = 0.9, seed: int = 0) -> dict:
+    """Each run's COMBINED HOTA on ``videos`` (default: the videos every run has; TrackEval's combination of the
+    per-video results) and its difference to the run ``reference`` with the ``level`` interval over ``samples``
+    paired resamples of the videos (:func:`vastmat.evaluation.analysis.bootstrap_hota`); printed, and returned as
+    ``dict(videos, rows)``."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from vastmat.evaluation.analysis import bootstrap_hota, interval, video_names
+    from vastmat.evaluation.mot_eval import combined_hota
+    if reference not in names:
+        raise UserInputError(f'--reference {reference}: not one of the --names ({", ".join(names)})')
+    per_video = {}
+    for name, path in zip(names, paths):
+        with open(path, encoding='utf-8') as f:
+            per_video[name] = json.load(f)
+    shared = sorted(set.intersection(*(set(video_names(d)) for d in per_video.values())))
+    videos = list(videos) if videos else shared
+    missing = {name: [v for v in videos if v not in d] for name, d in per_video.items()}
+    for name, absent in missing.items():
+        if absent:
+            raise UserInputError(f'{name}: no per-video results for {", ".join(absent[:5])} (a metrics_per_video.json '
+                                 'or an eval_mot.py JSON holds them)')
+    draws = bootstrap_hota(per_video, videos, samples, seed)
+    rows = []
+    for name in names:
+        difference = draws[name] - draws[reference]
+        low, high = interval(difference, level)
+        rows.append(dict(name=name, HOTA=combined_hota(per_video[name], videos),
+                         difference=combined_hota(per_video[name], videos) - combined_hota(per_video[reference],
+                                                                                           videos),
+                         low=low, high=high, share_better=float((difference > 0).mean())))
+    table = Table(title=f'COMBINED HOTA on {len(videos)} videos, difference to {reference} and its '
+                        f'{round(100 * level)} % interval ({samples} paired resamples of the videos)')
+    for column in ('run', 'HOTA', f'- {reference}', 'interval', 'resamples better'):
+        table.add_column(column, justify='left' if column == 'run' else 'right')
+    for row in rows:
+        same = row['name'] == reference
+        table.add_row(row['name'], f'{100 * row["HOTA"]:.2f}', '' if same else f'{100 * row["difference"]:+.2f}',
+                      '' if same else f'{100 * row["low"]:+.2f} .. {100 * row["high"]:+.2f}',
+                      '' if same else f'{100 * row["share_better"]:.0f} %')
+    Console().print(table)
+    return dict(videos=videos, rows=rows)
+
+
 # ------------------------------------------------------------------------------------------------------ the table
 
 def matcher_table(tracker: str, data_root: str, det_root: str, work_dir: str, matchers: list[str] | None = None,

@@ -158,6 +158,10 @@ class SORT(BaseTracker):
         iou_threshold: the least IoU of a match.
     """
 
+    # tools/tune.py's space (declared by the plugin beside its defaults, as the built-in trackers do)
+    search_spaces = dict(default=dict(max_age=('int', 1, 30), min_hits=('int', 1, 5),
+                                      iou_threshold=('float', 0.1, 0.7)))
+
     def __init__(self, max_age: int = 1, min_hits: int = 3, iou_threshold: float = 0.3) -> None:
         super().__init__()
         self.max_age = max_age

@@ -87,21 +87,38 @@ def matcher_winners(trials: list[Any], per_trial: dict[int, dict], videos: list[
     return rows
 
 
-def python_literal(value: Any) -> str:
-    """``value`` as config source: dicts as ``dict(key=...)``, exact floats (the preset reproduces the trial)."""
+def python_literal(value: Any, depth: int | None = None) -> str:
+    """``value`` as config source: dicts as ``dict(key=...)`` (one key a line from ``depth`` on), exact floats (the
+    preset reproduces the trial)."""
     if isinstance(value, dict):
-        return 'dict(' + ', '.join(f'{k}={python_literal(v)}' for k, v in value.items()) + ')'
+        if depth is None or not value:
+            return 'dict(' + ', '.join(f'{k}={python_literal(v)}' for k, v in value.items()) + ')'
+        pad = ' ' * 4 * (depth + 1)
+        inner = f',\n{pad}'.join(f'{k}={python_literal(v, depth + 1 if isinstance(v, dict) and "_delete_" not in v else None)}'
+                                  for k, v in value.items())
+        return f'dict(\n{pad}{inner})'
     if isinstance(value, (list, tuple)):
         inner = ', '.join(python_literal(v) for v in value)
         return f'[{inner}]' if isinstance(value, list) else f'({inner}{"," if len(value) == 1 else ""})'
     return repr(value)
 
 
+def nest_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Dotted options as nested dicts for a config file; a dict value replaces its entry whole (``_delete_``)."""
+    tree: dict[str, Any] = {}
+    for key, value in options.items():
+        *parents, last = key.split('.')
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = dict(_delete_=True, **value) if isinstance(value, dict) else value
+    return tree
+
+
 def preset_text(settings: Any, trial: Any, summary: dict, path: str) -> str:
     """A config that ``_base_``-inherits the tuned one and sets the trial's point, its provenance in comments."""
     base = osp.relpath(osp.abspath(settings.config), osp.dirname(osp.abspath(path)))
-    options = point_options(settings.config, trial.params)
-    tracker = {k.split('.', 2)[2]: v for k, v in options.items()}
+    options = {**settings.extra, **point_options(settings.config, trial.params)}
     lines = [
         f'# Tuned by tools/tune.py: {osp.basename(settings.config)} on {summary["data_name"]} '
         f'({summary["num_videos"]} videos, {len(summary["folds"])} folds by video, seed {settings.seed}).',
@@ -112,14 +129,14 @@ def preset_text(settings: Any, trial: Any, summary: dict, path: str) -> str:
         f'# Trial {trial.number}: COMBINED HOTA {100 * trial.value:.2f} on the tuning videos '
         f'(the base config: {100 * summary["official"]["HOTA_reference"]:.2f}); held-aside estimate '
         f'{100 * summary["held_aside"]["HOTA"]:.2f} vs {100 * summary["held_aside"]["HOTA_reference"]:.2f}.',
-        f'_base_ = [{base!r}]',
     ]
-    matcher = tracker.pop(MATCHER, None)
-    items = [f'{k}={python_literal(v)}' for k, v in sorted(tracker.items())]
-    if matcher is not None:
-        items.append('matcher=' + python_literal(dict(_delete_=True, **matcher)))
-        lines.insert(-1, f'# Matcher: {matcher_text(trial.params)}.')
-    lines.append('model = dict(\n    tracker=dict(\n        ' + ',\n        '.join(items) + '))')
+    if matcher_text(trial.params):
+        lines.append(f'# Matcher: {matcher_text(trial.params)}.')
+    if settings.extra:
+        lines.append('# Set for every trial (--cfg-options): ' + ', '.join(settings.extra) + '.')
+    lines.append(f'_base_ = [{base!r}]')
+    for key, value in nest_options(options).items():
+        lines.append(f'{key} = {python_literal(value, 0)}')
     return '\n'.join(lines) + '\n'
 
 

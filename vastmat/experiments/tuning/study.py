@@ -63,8 +63,11 @@ def storage_url(settings: TuneSettings) -> str:
 
 
 def default_study_name(settings: TuneSettings, folds: list[list[str]]) -> str:
-    """A name that changes with what the trials' values depend on (config, space, data, folds, options)."""
-    identity = dict(config=osp.realpath(settings.config), space=settings.space, data=osp.realpath(settings.data_root),
+    """A name that changes with what the trials' values depend on (config, the space and its entries, data, folds,
+    options)."""
+    space = search_space(settings.config, settings.space)
+    identity = dict(config=osp.realpath(settings.config), space=settings.space, space_entries=repr(space),
+                    data=osp.realpath(settings.data_root),
                     dets=osp.realpath(settings.det_root), folds=folds, preset=settings.preset, extra=settings.extra)
     digest = hashlib.sha1(json.dumps(identity, sort_keys=True, default=repr).encode()).hexdigest()[:10]
     return f'{osp.splitext(osp.basename(settings.config))[0]}-{settings.space}-{digest}'

@@ -55,14 +55,16 @@ def kalman_boxes(tracks: list[KalmanTrack]) -> np.ndarray:
     return xyah_to_xyxy(np.array([t.mean[:4] for t in tracks]))
 
 
-def multi_predict(motion: Any, tracks: list[KalmanTrack]) -> None:
+def multi_predict(motion: Any, tracks: list[KalmanTrack], freeze_lost_height: bool = True) -> None:
     """The official ``STrack.multi_predict`` of the ByteTrack / JDE family: one Kalman step for every track at
-    once, the height velocity (``vh``, state index 7) zeroed first for tracks that are not tracked."""
+    once, the height velocity (``vh``, state index 7) zeroed first for tracks that are not tracked (unless
+    ``freeze_lost_height`` is False: lost tracks keep their whole velocity, as Roboflow ``trackers``)."""
     if not tracks:
         return
     mean = np.array([t.mean for t in tracks])
     covariance = np.array([t.covariance for t in tracks])
-    mean[np.array([t.state != TRACKED for t in tracks]), 7] = 0.0
+    if freeze_lost_height:
+        mean[np.array([t.state != TRACKED for t in tracks]), 7] = 0.0
     mean, covariance = motion.predict(mean, covariance)
     for t, m, c in zip(tracks, mean, covariance):
         t.mean, t.covariance = m, c
@@ -105,6 +107,10 @@ class BYTETracker(BaseTracker):
         reported_box: the box written for a track: ``'kalman'`` (the official: the Kalman state after its update)
             or ``'detection'`` (the detection it was matched to this frame, as Roboflow ``trackers``' ByteTrack
             reports; every reported track was matched or started this frame).
+        new_track_margin: a new track needs ``score >= track_thresh + new_track_margin`` (the official 0.1; BoxMOT 0).
+        lost_in_second_stage: the low-score stage also offers lost tracks (unmatched by the first), which it
+            re-activates (Roboflow ``trackers``); the official offers tracked ones only.
+        freeze_lost_height: lost tracks predict with their height velocity zeroed (the official; False: Roboflow).
     """
 
     zoo_name = 'ByteTrack'
@@ -121,7 +127,10 @@ class BYTETracker(BaseTracker):
                      match_thresh=('float', 0.5, 0.95), second_match_thresh=('float', 0.3, 0.9),
                      unconfirmed_match_thresh=('float', 0.5, 0.95), track_buffer=('int', 10, 150),
                      fuse_score=('categorical', [True, False]), min_box_area=('categorical', [None, 10, 100]),
-                     reported_box=('categorical', list(REPORTED_BOXES)), matcher=MATCHER_AXIS),
+                     reported_box=('categorical', list(REPORTED_BOXES)), new_track_margin=('float', 0.0, 0.2),
+                     lost_in_second_stage=('categorical', [False, True]),
+                     freeze_lost_height=('categorical', [True, False]), duplicate_thresh=('float', 0.0, 0.3),
+                     matcher=MATCHER_AXIS),
         thresholds=dict(track_thresh=('float', 0.3, 0.8), match_thresh=('float', 0.5, 0.95),
                         track_buffer=('int', 10, 150), reported_box=('categorical', list(REPORTED_BOXES))))
 
@@ -130,13 +139,15 @@ class BYTETracker(BaseTracker):
                  unconfirmed_match_thresh: float = 0.7, fuse_score: bool = True, duplicate_thresh: float = 0.15,
                  matcher: dict | Any | None = None, motion: dict | Any | None = None,
                  min_box_area: float | None = 100, aspect_ratio_thresh: float | None = None,
-                 reported_box: str = 'kalman', init_cfg: dict | None = None) -> None:
+                 reported_box: str = 'kalman', new_track_margin: float = 0.1, lost_in_second_stage: bool = False,
+                 freeze_lost_height: bool = True, init_cfg: dict | None = None) -> None:
         super().__init__(init_cfg)
         if reported_box not in REPORTED_BOXES:
             raise ValueError(f'reported_box must be one of {REPORTED_BOXES}, got {reported_box!r}')
         self.reported_box = reported_box
         self.track_thresh, self.low_thresh = track_thresh, low_thresh
-        self.det_thresh = track_thresh + 0.1
+        self.det_thresh = track_thresh + new_track_margin
+        self.lost_in_second_stage, self.freeze_lost_height = lost_in_second_stage, freeze_lost_height
         self.track_buffer, self.buffer_frame_rate = track_buffer, buffer_frame_rate
         self.fuse_score = fuse_score
         self.min_box_area, self.aspect_ratio_thresh = min_box_area, aspect_ratio_thresh
@@ -167,7 +178,7 @@ class BYTETracker(BaseTracker):
         return 1.0 - sim
 
     def _predict(self, tracks: list[KalmanTrack]) -> None:
-        multi_predict(self.motion, tracks)
+        multi_predict(self.motion, tracks, self.freeze_lost_height)
 
     def _apply_updates(self, updates: list[tuple[KalmanTrack, int]], ltwh: np.ndarray, scores: np.ndarray,
                        frame_id: int) -> None:
@@ -216,14 +227,16 @@ class BYTETracker(BaseTracker):
             updates.append((pool[i], int(j)))  # high detections are the first rows of `boxes`
             (activated if pool[i].state == TRACKED else refound).append(pool[i])
 
-        # second association: low-score detections against the remaining tracks that were tracked (not lost ones)
-        remaining_rows = np.array([i for i in first.unmatched_rows if pool[i].state == TRACKED], np.int64)
+        # second association: low-score detections against the remaining tracks that were tracked (not lost ones,
+        # unless lost_in_second_stage)
+        remaining_rows = np.array([i for i in first.unmatched_rows
+                                   if pool[i].state == TRACKED or self.lost_in_second_stage], np.int64)
         remaining = [pool[i] for i in remaining_rows]
         second_stage = self.second_solver(self._stage_cost(similarity, remaining_rows, second_idx, None))
         for i, j in second_stage.matches:
             updates.append((remaining[i], int(second_idx[j])))
-            activated.append(remaining[i])
-        new_lost = [remaining[i] for i in second_stage.unmatched_rows]
+            (activated if remaining[i].state == TRACKED else refound).append(remaining[i])
+        new_lost = [remaining[i] for i in second_stage.unmatched_rows if remaining[i].state == TRACKED]
 
         # unconfirmed tracks against the high-score detections left over
         left = first.unmatched_cols

@@ -38,6 +38,7 @@ from vastmat.registry import MATCHERS, MODELS
 from vastmat.structures.bbox import ltwh_to_xyxy, xyxy_to_ltwh
 from vastmat.structures.tracking import MissingTrackerInput, TrackingFrame, TrackOutput
 
+from ..association.search_spaces import MATCHER_AXIS
 from ..association.solvers import LapJV
 from ..motion.d2mp import D2MP
 from .base_tracker import BaseTracker
@@ -159,6 +160,12 @@ class DiffMOTTracker(BaseTracker):
     motion_checkpoint_key = 'motion.checkpoint'  # a trained D2MP (configs/d2mp/ trains one)
     speed_options = dict(motion=dict(type='D2MP'))
     speed_features = True
+    # tools/tune.py: the score thresholds, the three stages' thresholds, the lost buffer and the matcher (D2MP, the
+    # motion, is given: --cfg-options model.tracker.motion.checkpoint=PATH)
+    search_spaces = dict(default=dict(
+        high_thres=('float', 0.3, 0.8), low_thres=('float', 0.05, 0.4), first_iou_thresh=('float', 0.0, 0.5),
+        second_match_thresh=('float', 0.3, 0.9), unconfirmed_match_thresh=('float', 0.5, 0.95),
+        max_time_lost=('int', 10, 90), matcher=MATCHER_AXIS))
     required_inputs = ('image_size', )
 
     def __init__(self, high_thres: float = 0.6, low_thres: float = 0.4, w_assoc_emb: float = 2.2,

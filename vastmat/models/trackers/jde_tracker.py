@@ -46,6 +46,7 @@ from vastmat.registry import MATCHERS, MODELS, TASK_UTILS
 from vastmat.structures.bbox import ltwh_to_xyah, ltwh_to_xyxy, xyxy_to_ltwh
 from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
+from ..association.search_spaces import MATCHER_AXIS
 from ..association.solvers import LapJV
 from ..motion.kalman_filter import CHI2INV95  # (importing ..motion registers the default KalmanFilterXYAH)
 from .base_tracker import BaseTracker
@@ -99,6 +100,13 @@ class JDETracker(BaseTracker):
     experiment_name = 'fairmot'
     speed_options = {}
     speed_features = True
+    # tools/tune.py: the detection threshold, the buffer, the embedding / IoU / unconfirmed stages, the motion
+    # weight of the fused cost, the embedding momentum, the output filter and the matcher of the IoU stages
+    search_spaces = dict(default=dict(
+        conf_thres=('float', 0.2, 0.7), track_buffer=('int', 10, 90), embedding_match_thresh=('float', 0.2, 0.8),
+        iou_match_thresh=('float', 0.3, 0.9), unconfirmed_match_thresh=('float', 0.5, 0.95),
+        motion_lambda=('float', 0.8, 1.0), feature_momentum=('float', 0.5, 0.99),
+        min_box_area=('categorical', [None, 10, 100]), matcher=MATCHER_AXIS))
     required_inputs = ('features', )
 
     def __init__(self, conf_thres: float = 0.4, track_buffer: int = 30, buffer_frame_rate: float | None = None,

@@ -29,6 +29,7 @@ from vastmat.structures.bbox import cxcywh_to_xyxy, xyxy_to_cxcywh
 from vastmat.structures.pair_geometry import PairGeometry
 from vastmat.structures.tracking import FrameDetections, TrackingFrame, TrackOutput
 
+from ..association.search_spaces import MATCHER_AXIS
 from ..association.solvers import MutualBest
 from ..motion import KalmanFilterXYWH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
@@ -184,6 +185,13 @@ class TrackTrackTracker(BaseTracker):
     study_options = ('model.tracker.deleted_dets=None', 'model.tracker.camera_motion=None',
                      'model.post_processors=[]')
     study_cost = 2
+    # tools/tune.py: the detection / initiation / match thresholds, the iterative step and its penalties, TAI, the
+    # lost buffer, the output filter and the matcher (its own height-modulated IoU first)
+    search_spaces = dict(default=dict(
+        det_thr=('float', 0.3, 0.8), init_thr=('float', 0.4, 0.9), match_thr=('float', 0.3, 0.9),
+        reduce_step=('float', 0.0, 0.15), penalty_p=('float', 0.0, 0.5), penalty_q=('float', 0.0, 0.8),
+        tai_thr=('float', 0.3, 0.8), min_len=('int', 1, 6), max_time_lost=('int', 10, 90),
+        min_box_area=('categorical', [None, 10, 100]), matcher=dict(hmiou={}, **MATCHER_AXIS)))
     speed_options = dict(deleted_dets=None, max_time_lost=20)  # no NMS-0.95 set, the VastMAT paper's buffer
     speed_features = True
 
