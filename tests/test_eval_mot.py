@@ -200,6 +200,36 @@ def test_compare_runs(tmp_path, capfd):
     assert '70.000' in printed
 
 
+def test_compare_runs_reference_table_pairs_the_videos(tmp_path):
+    """--reference: each run's COMBINED HOTA on the chosen videos and its paired-bootstrap difference to the
+    reference: CEM on TUD against itself exactly 0, a copy with halved true positives on one video below it in every
+    resample, and one video alone its own HOTA."""
+    from vastmat.utils.errors import UserInputError
+    ours = evaluate(mot_specs('MOT15-TUD', 'CEM'), 'mot15')
+    worse = {k: dict(v) for k, v in ours.items()}
+    worse['TUD-Stadtmitte']['HOTA_TP_per_alpha'] = [x / 2 for x in worse['TUD-Stadtmitte']['HOTA_TP_per_alpha']]
+    paths = []
+    for name, data in (('cem', ours), ('again', ours), ('worse', worse)):
+        paths.append(str(tmp_path / f'{name}.json'))
+        (tmp_path / f'{name}.json').write_text(json.dumps(data))
+    result = tool('tools/analysis/compare_runs.py', *paths, '--names', 'cem', 'again', 'worse', '--reference', 'cem',
+                  '--bootstrap', '100')
+    rows = {row['name']: row for row in result['paired']['rows']}
+    assert result['paired']['videos'] == ['TUD-Campus', 'TUD-Stadtmitte']
+    assert rows['cem']['HOTA'] == ours['COMBINED']['HOTA'] and rows['again']['difference'] == 0.0
+    assert (rows['again']['low'], rows['again']['high'], rows['again']['share_better']) == (0.0, 0.0, 0.0)
+    assert rows['worse']['difference'] < 0 and rows['worse']['high'] <= 0 and rows['worse']['share_better'] == 0.0
+    one = tool('tools/analysis/compare_runs.py', *paths, '--names', 'cem', 'again', 'worse', '--reference', 'worse',
+               '--videos', 'TUD-Campus')['paired']
+    assert one['rows'][0]['HOTA'] == pytest.approx(ours['TUD-Campus']['HOTA'], abs=1e-12)
+    assert one['rows'][0]['difference'] == 0.0  # Campus is the same in both
+    with pytest.raises(UserInputError, match='--reference nope: not one of the --names'):
+        tool('tools/analysis/compare_runs.py', *paths, '--names', 'cem', 'again', 'worse', '--reference', 'nope')
+    with pytest.raises(UserInputError, match='cem: no per-video results for TUD-Nope'):
+        tool('tools/analysis/compare_runs.py', *paths, '--names', 'cem', 'again', 'worse', '--reference', 'cem',
+             '--videos', 'TUD-Nope')
+
+
 def test_difficulty_groups_tool(demo_root, tmp_path):
     from vastmat.datasets.formats import read_gt, write_results, TrackResults
     from vastmat.datasets.sequences import list_sequences, load_sequence
