@@ -51,6 +51,9 @@ SUBSET = {
     'tools/benchmark/association_speed.py': ['--videos', '2', '--repeats', '1'],
     'tools/benchmark/byte_tracker_reference.py': ['--videos', '2', '--repeats', '1'],
     'tools/benchmark/test_path.py': ['--repeats', '1'],  # (all 32 videos: about 10 s)
+    # 4 videos, 2 folds, 3 trials in this process (the study's resuming and workers: tests/test_tune.py)
+    'tools/tune.py': ['--videos', 'chicken_3', 'deer_4', 'goose_4', 'zebra_3', '--folds', '2', '--trials', '3',
+                      '--workers', '1', '--bootstrap', '50'],
 }
 
 
@@ -65,7 +68,7 @@ CHAINS = {
              ('docs/matchers.md', ('Matchers and CDA', ))),
     'data-and-training': (('docs/data.md', None), ('docs/training.md', None)),
     'studies': (('docs/matchers.md', ('How the trackers use a matcher; the matcher table', )),
-                ('docs/studies.md', None)),
+                ('docs/studies.md', None), ('docs/tuning.md', None)),
     'plugin': (('docs/plugins.md', None), ),
 }
 
@@ -298,9 +301,10 @@ def _check_data_and_training(root: str) -> None:
 
 
 def _check_studies(root: str) -> None:
-    """The matcher tables and the motion-matcher study wrote their tables."""
+    """The matcher tables, the motion-matcher study and the tuner wrote their tables (and the tuner its preset)."""
     for path in ('work_dirs/matchers_at10/table.json', 'work_dirs/matchers_at10_tracktrack/table.json',
-                 'work_dirs/motion_study/table.json'):
+                 'work_dirs/motion_study/table.json', 'work_dirs/tune_bytetrack/tune.json',
+                 'work_dirs/tune_bytetrack/bytetrack_cached-dets_tuned-AnimalTrack-10fps-sim.py'):
         assert osp.getsize(osp.join(root, path)) > 0, path
 
 
