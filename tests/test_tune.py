@@ -50,6 +50,39 @@ def test_bytetrack_spaces_sample_points_that_build():
         search_space(BYTETRACK, 'nope')
 
 
+SPACE_CONFIGS = {'bytetrack': BYTETRACK, 'tracktrack': osp.join(REPO, 'configs', 'tracktrack', 'tracktrack_cached-dets.py'),
+                 'diffmot': osp.join(REPO, 'configs', 'diffmot', 'diffmot_cached-dets.py'),
+                 'jde': osp.join(REPO, 'configs', 'fairmot', 'fairmot_cached-dets.py'),
+                 'sort': osp.join(REPO, 'plugins', 'vastmat-sort', 'configs', 'sort_cached-dets.py')}
+
+
+@pytest.mark.parametrize('name', list(SPACE_CONFIGS))
+def test_every_corner_of_each_declared_space_builds(name):
+    """Each tracker's default space, at the low and at the high end of every entry (each matcher of its axis, its
+    overrides applied), gives a tracker that builds: no point of a space is one the tracker refuses."""
+    import optuna
+
+    from vastmat.experiments.sweep import build_config
+    from vastmat.experiments.tuning import point_options, search_space
+    from vastmat.registry import MODELS
+    sys.path.insert(0, osp.join(REPO, 'plugins', 'vastmat-sort'))
+    import vastmat_sort.sort_tracker  # noqa: F401  (registers SORT)
+    config = SPACE_CONFIGS[name]
+    space = search_space(config)
+    extra = {'model.tracker.allow_untrained_motion': True} if name == 'diffmot' else {}
+    for end in (0, -1):
+        def pick(spec):
+            return spec[1][end] if spec[0] == 'categorical' else spec[1 if end == 0 else 2]
+        for matcher in space.get('matcher', {None: {}}):
+            point = {k: pick(spec) for k, spec in space.items() if k != 'matcher'}
+            if matcher is not None:
+                point['matcher'] = matcher
+                point.update({f'matcher.{matcher}.{k}': pick(spec) for k, spec in space['matcher'][matcher].items()})
+            from vastmat.experiments.tuning.space import sample
+            assert sample(optuna.trial.FixedTrial(point), space) == point
+            MODELS.build(build_config(config, {**extra, **point_options(config, point)}).model.tracker)
+
+
 def test_space_entries_are_checked():
     from vastmat.experiments.tuning.space import check_space
     for bad, message in (({'a': ('float', 1.0, 0.5)}, r"\['a'\]: expected \('float', low, high"),

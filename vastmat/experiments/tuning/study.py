@@ -168,7 +168,8 @@ def optimize(settings: TuneSettings, name: str, folds: list[list[str]], progress
     if left <= 0:
         return
     with torch_threads(1):
-        study.optimize(Objective(settings, folds), n_trials=left, show_progress_bar=progress,
+        # a point whose tracker does not build (a space entry outside what the tracker accepts) fails alone
+        study.optimize(Objective(settings, folds), n_trials=left, show_progress_bar=progress, catch=(UserInputError, ),
                        callbacks=[MaxTrialsCallback(settings.trials, states=(TrialState.COMPLETE, TrialState.PRUNED))])
 
 

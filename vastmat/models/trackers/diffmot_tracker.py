@@ -165,7 +165,10 @@ class DiffMOTTracker(BaseTracker):
     search_spaces = dict(default=dict(
         high_thres=('float', 0.3, 0.8), low_thres=('float', 0.05, 0.4), first_iou_thresh=('float', 0.0, 0.5),
         second_match_thresh=('float', 0.3, 0.9), unconfirmed_match_thresh=('float', 0.5, 0.95),
-        max_time_lost=('int', 10, 90), matcher=MATCHER_AXIS))
+        max_time_lost=('int', 10, 90),
+        # the motion-adaptive CDA's fast ratio above its still ratio, 0.02 here (matcher_overrides)
+        matcher=dict(MATCHER_AXIS, cda_motion_adaptive=dict(MATCHER_AXIS['cda_motion_adaptive'],
+                                                            r_high=('float', 0.025, 0.6, 'log')))))
     required_inputs = ('image_size', )
 
     def __init__(self, high_thres: float = 0.6, low_thres: float = 0.4, w_assoc_emb: float = 2.2,

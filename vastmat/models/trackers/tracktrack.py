@@ -191,7 +191,10 @@ class TrackTrackTracker(BaseTracker):
         det_thr=('float', 0.3, 0.8), init_thr=('float', 0.4, 0.9), match_thr=('float', 0.3, 0.9),
         reduce_step=('float', 0.0, 0.15), penalty_p=('float', 0.0, 0.5), penalty_q=('float', 0.0, 0.8),
         tai_thr=('float', 0.3, 0.8), min_len=('int', 1, 6), max_time_lost=('int', 10, 90),
-        min_box_area=('categorical', [None, 10, 100]), matcher=dict(hmiou={}, **MATCHER_AXIS)))
+        min_box_area=('categorical', [None, 10, 100]),
+        # the motion-adaptive CDA's fast weight at most its still weight, 0.25 here (matcher_overrides)
+        matcher=dict(hmiou={}, **dict(MATCHER_AXIS, cda_motion_adaptive=dict(
+            MATCHER_AXIS['cda_motion_adaptive'], a_fast=('float', 0.0, 0.25))))))
     speed_options = dict(deleted_dets=None, max_time_lost=20)  # no NMS-0.95 set, the VastMAT paper's buffer
     speed_features = True
 
