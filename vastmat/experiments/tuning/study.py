@@ -13,6 +13,7 @@ import json
 import os
 import os.path as osp
 import random
+import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -173,7 +174,20 @@ def optimize(settings: TuneSettings, name: str, folds: list[list[str]], progress
                        callbacks=[MaxTrialsCallback(settings.trials, states=(TrialState.COMPLETE, TrialState.PRUNED))])
 
 
-def _worker(settings: TuneSettings, name: str, folds: list[list[str]], share: int) -> None:
+def _exit_with_parent(parent: int) -> None:
+    """End this worker when the process that started it is gone (a killed tune.py leaves no worker running
+    trials): a daemon thread that watches the parent's pid."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _worker(settings: TuneSettings, name: str, folds: list[list[str]], share: int, parent: int) -> None:
+    _exit_with_parent(parent)
     os.environ['OMP_NUM_THREADS'] = '1'
     optimize(settings, name, folds, progress=False, share=share)
 
@@ -189,6 +203,6 @@ def run_workers(settings: TuneSettings, name: str, folds: list[list[str]]) -> No
     # each worker its share of the trials left (every worker runs some); the callback stops all at the total
     shares = [left // settings.workers + (i < left % settings.workers) for i in range(settings.workers)]
     with ProcessPoolExecutor(settings.workers, mp_context=get_context('spawn')) as pool:
-        futures = [pool.submit(_worker, settings, name, folds, share) for share in shares if share]
+        futures = [pool.submit(_worker, settings, name, folds, share, os.getpid()) for share in shares if share]
         for future in futures:
             future.result()
