@@ -133,9 +133,9 @@ def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_cho
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    time.sleep(3)  # the workers notice (they watch their parent every second) and end
+    time.sleep(2.5)  # the workers notice (they watch their parent every second) and end
     before = {t.number: (t.params, t.value) for t in _finished(storage)}
-    time.sleep(3)
+    time.sleep(2)
     assert len(_finished(storage)) == len(before), 'a worker of the killed tune.py still runs trials'
     assert 2 <= len(before) < 40 and proc.pid not in {t.user_attrs['pid'] for t in _finished(storage)}
     # resumed here: the study goes on to 3 more finished trials, those of the killed run kept

@@ -17,7 +17,7 @@ import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 from typing import Any
 
 from vastmat.utils.errors import UserInputError
@@ -193,7 +193,7 @@ def _worker(settings: TuneSettings, name: str, folds: list[list[str]], share: in
 
 
 def run_workers(settings: TuneSettings, name: str, folds: list[list[str]]) -> None:
-    """``settings.workers`` processes (spawned) share the study; one worker runs here."""
+    """``settings.workers`` processes share the study (one: it runs here)."""
     if settings.workers <= 1:
         optimize(settings, name, folds)
         return
@@ -202,7 +202,10 @@ def run_workers(settings: TuneSettings, name: str, folds: list[list[str]]) -> No
         return
     # each worker its share of the trials left (every worker runs some); the callback stops all at the total
     shares = [left // settings.workers + (i < left % settings.workers) for i in range(settings.workers)]
-    with ProcessPoolExecutor(settings.workers, mp_context=get_context('spawn')) as pool:
+    # fork, as the sweep's local launcher: the workers inherit the imports (no second start-up each); each opens
+    # the storage anew
+    context = get_context('fork' if 'fork' in get_all_start_methods() else 'spawn')
+    with ProcessPoolExecutor(settings.workers, mp_context=context) as pool:
         futures = [pool.submit(_worker, settings, name, folds, share, os.getpid()) for share in shares if share]
         for future in futures:
             future.result()
