@@ -20,7 +20,7 @@ import time
 import pytest
 import torch
 
-from conftest import REPO, SHARED_DATA, free_port, plugins_from, read_results, tool
+from conftest import REPO, SHARED_DATA, assert_same_tracks, free_port, plugins_from, read_results, tool
 
 DOCS = osp.join(REPO, 'docs')
 DEMO_ITERS = 1200  # the demo YOLOX's schedule (configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py)
@@ -311,7 +311,6 @@ def _check_studies(root: str) -> None:
 def _check_plugin(root: str) -> None:
     """The SORT plugin's run on MOT15 TUD: the official SORT's tracks (tests/test_tracking_pipeline.py checks its
     metrics against the published ones)."""
-    from conftest import assert_same_tracks
     official = osp.join(SHARED_DATA, 'MOT15-TUD', 'trackers', 'SORT')
     for seq in ('TUD-Campus', 'TUD-Stadtmitte'):
         assert_same_tracks(read_results(osp.join(root, 'work_dirs', 'sort_tud', 'results', f'{seq}.txt')),

@@ -66,6 +66,18 @@ def interval(values: np.ndarray, level: float = 0.9) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def paired_difference(ours: dict, theirs: dict, names: list[str], samples: int = 1000, level: float = 0.9,
+                      seed: int = 0) -> dict:
+    """Two methods' COMBINED HOTA on the videos ``names``, the difference and its ``level`` interval over
+    ``samples`` paired resamples of the videos (:func:`bootstrap_hota`), and the share of resamples where ``ours`` is
+    higher."""
+    draws = bootstrap_hota(dict(ours=ours, theirs=theirs), names, samples, seed)
+    low, high = interval(draws['ours'] - draws['theirs'], level)
+    a, b = combined_hota(ours, names), combined_hota(theirs, names)
+    return dict(HOTA=a, HOTA_reference=b, difference=a - b, low=low, high=high,
+                share_better=float(np.mean(draws['ours'] > draws['theirs'])))
+
+
 def difficulty_thirds(results_by_tracker: dict[str, dict]) -> dict[str, list[str]]:
     """Rank the videos by their mean HOTA over the trackers and cut them into thirds (Easy = highest).
 

@@ -149,8 +149,7 @@ def paired_hota(paths: list[str], names: list[str], reference: str, videos: list
     from rich.console import Console
     from rich.table import Table
 
-    from vastmat.evaluation.analysis import bootstrap_hota, interval, video_names
-    from vastmat.evaluation.mot_eval import combined_hota
+    from vastmat.evaluation.analysis import paired_difference, video_names
     if reference not in names:
         raise UserInputError(f'--reference {reference}: not one of the --names ({", ".join(names)})')
     per_video = {}
@@ -164,15 +163,8 @@ def paired_hota(paths: list[str], names: list[str], reference: str, videos: list
         if absent:
             raise UserInputError(f'{name}: no per-video results for {", ".join(absent[:5])} (a metrics_per_video.json '
                                  'or an eval_mot.py JSON holds them)')
-    draws = bootstrap_hota(per_video, videos, samples, seed)
-    rows = []
-    for name in names:
-        difference = draws[name] - draws[reference]
-        low, high = interval(difference, level)
-        rows.append(dict(name=name, HOTA=combined_hota(per_video[name], videos),
-                         difference=combined_hota(per_video[name], videos) - combined_hota(per_video[reference],
-                                                                                           videos),
-                         low=low, high=high, share_better=float((difference > 0).mean())))
+    rows = [dict(name=name, **paired_difference(per_video[name], per_video[reference], videos, samples, level, seed))
+            for name in names]
     table = Table(title=f'COMBINED HOTA on {len(videos)} videos, difference to {reference} and its '
                         f'{round(100 * level)} % interval ({samples} paired resamples of the videos)')
     for column in ('run', 'HOTA', f'- {reference}', 'interval', 'resamples better'):

@@ -12,14 +12,15 @@ import time
 
 from vastmat.utils.io import atomic_write, write_json_atomic
 
-from .selection import (RULE, complete_trials, held_aside, matcher_winners, paired_interval, preset_text, save_plots,
-                        trial_videos)
+from vastmat.evaluation.analysis import paired_difference
+
+from .selection import RULE, complete_trials, held_aside, matcher_winners, preset_text, save_plots, trial_videos
 from .space import point_options, sample, search_space
 from .study import (Objective, TuneSettings, default_study_name, fold_run, make_folds, open_study, optimize,
                     per_video, run_workers, storage_url)
 
 __all__ = ['TuneSettings', 'run_tuning', 'search_space', 'sample', 'point_options', 'make_folds', 'open_study',
-           'optimize', 'Objective', 'held_aside', 'matcher_winners', 'paired_interval', 'preset_text', 'RULE',
+           'optimize', 'Objective', 'held_aside', 'matcher_winners', 'preset_text', 'RULE',
            'storage_url', 'default_study_name', 'fold_run', 'per_video', 'complete_trials', 'trial_videos']
 
 
@@ -102,8 +103,8 @@ def run_tuning(settings: TuneSettings) -> dict:
         failed=len(study.get_trials(deepcopy=False, states=(TrialState.FAIL, ))),
         best=dict(trial=best.number, HOTA=best.value, params=best.params,
                   options=point_options(settings.config, best.params)),
-        official=paired_interval(per_trial[best.number], base, videos, *args),
-        held_aside=paired_interval(composite, base, videos, *args), folds_table=folds_table,
+        official=paired_difference(per_trial[best.number], base, videos, *args),
+        held_aside=paired_difference(composite, base, videos, *args), folds_table=folds_table,
         matchers=matcher_winners(trials, per_trial, videos, *args),
         trials=[dict(number=t.number, HOTA=t.value, params=t.params, pid=t.user_attrs.get('pid')) for t in trials])
     preset_path = settings.preset_out or osp.join(settings.work_dir,

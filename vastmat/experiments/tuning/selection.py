@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 import os.path as osp
+import warnings
 from typing import Any
 
-import numpy as np
 
 from .space import MATCHER, matcher_text, point_options
 
@@ -54,21 +53,11 @@ def held_aside(per_trial: dict[int, dict], folds: list[list[str]]) -> tuple[list
     return rows, composite
 
 
-def paired_interval(ours: dict, theirs: dict, videos: list[str], samples: int, level: float, seed: int) -> dict:
-    """COMBINED HOTA of both on ``videos``, the difference and its ``level`` interval over paired resamples."""
-    from vastmat.evaluation.analysis import bootstrap_hota, interval
-    from vastmat.evaluation.mot_eval import combined_hota
-    a, b = combined_hota(ours, videos), combined_hota(theirs, videos)
-    draws = bootstrap_hota(dict(ours=ours, theirs=theirs), videos, samples, seed)
-    low, high = interval(draws['ours'] - draws['theirs'], level)
-    return dict(HOTA=a, HOTA_reference=b, difference=a - b, low=low, high=high,
-                share_better=float(np.mean(draws['ours'] > draws['theirs'])))
-
-
 def matcher_winners(trials: list[Any], per_trial: dict[int, dict], videos: list[str], samples: int, level: float,
                     seed: int) -> list[dict]:
     """Per matcher of the trials: its best complete trial (each matcher at its own best settings), with the
     difference to the best IoU trial and its interval."""
+    from vastmat.evaluation.analysis import paired_difference
     from vastmat.evaluation.mot_eval import combined_hota
     best: dict[str, Any] = {}
     for trial in trials:
@@ -81,8 +70,8 @@ def matcher_winners(trials: list[Any], per_trial: dict[int, dict], videos: list[
         row = dict(matcher=name, trial=trial.number, HOTA=combined_hota(per_trial[trial.number], videos),
                    params=trial.params)
         if base is not None and name != 'iou':
-            row['vs_iou'] = paired_interval(per_trial[trial.number], per_trial[base.number], videos, samples, level,
-                                            seed)
+            row['vs_iou'] = paired_difference(per_trial[trial.number], per_trial[base.number], videos, samples,
+                                              level, seed)
         rows.append(row)
     return rows
 
