@@ -7,6 +7,7 @@ import os
 import os.path as osp
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -115,6 +116,46 @@ def _finished(storage: str) -> list:
     return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
 
 
+def _finished_pids(db: str) -> dict[int, int]:
+    """The finished (complete or pruned) trials' worker pids by trial number, read from a running study's SQLite
+    file read-only (an Optuna storage opened here would make tables alongside the tuner)."""
+    if not osp.isfile(db):
+        return {}
+    with sqlite3.connect(f'file:{db}?mode=ro', uri=True, timeout=30) as connection:
+        try:
+            rows = connection.execute(
+                "SELECT t.number, a.value_json FROM trials t JOIN trial_user_attributes a ON a.trial_id = t.trial_id "
+                "WHERE a.key = 'pid' AND t.state IN ('COMPLETE', 'PRUNED')").fetchall()
+        except sqlite3.OperationalError as exc:  # the tuner has not made the tables yet
+            assert 'no such table' in str(exc)
+            return {}
+    return {number: json.loads(pid) for number, pid in rows}
+
+
+def _open_storage(open_storage, url: str, start: float) -> None:
+    time.sleep(max(0.0, start - time.time()))
+    open_storage(url)
+
+
+def test_processes_that_open_a_new_storage_at_once_all_open_it(tmp_path):
+    """Optuna makes a new database's tables without a lock (two processes at once: "table studies already exists",
+    "UNIQUE constraint failed"); every process of the tuner that opens it at once gets the storage."""
+    import multiprocessing
+
+    import optuna.storages._rdb.models  # noqa: F401  (imported here once, not in each process)
+
+    from vastmat.experiments.tuning.study import rdb_storage
+    context = multiprocessing.get_context('fork')
+    for attempt in range(3):
+        url, start = f'sqlite:///{tmp_path}/study{attempt}.db', time.time() + 0.5
+        processes = [context.Process(target=_open_storage, args=(rdb_storage, url, start)) for _ in range(4)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(60)
+        assert [p.exitcode for p in processes] == [0] * 4
+
+
 @pytest.mark.skipif(not osp.isdir(AT10), reason=f'{AT10} not found (../shared/data beside the clone)')
 def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_choice(tmp_path):
     work_dir = tmp_path / 'tune'
@@ -122,13 +163,15 @@ def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_cho
             *VIDEOS, '--folds', '2', '--work-dir', str(work_dir), '--bootstrap', '50', '--space', 'thresholds']
     storage = f'sqlite:///{work_dir}/study.db'
     # a tune.py process with 2 worker processes sharing its study, killed (SIGKILL) once each worker finished a trial
-    proc = subprocess.Popen([sys.executable, 'tools/tune.py', *args, '--trials', '40', '--workers', '2'], cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=dict(os.environ, PYTHONPATH=REPO))
+    log = tmp_path / 'tune.log'
+    with open(log, 'w') as log_file:
+        proc = subprocess.Popen([sys.executable, 'tools/tune.py', *args, '--trials', '40', '--workers', '2'], cwd=REPO,
+                                stdout=log_file, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=REPO))
     try:
-        deadline = time.monotonic() + 120
-        while len({t.user_attrs['pid'] for t in (_finished(storage) if osp.isfile(work_dir / 'study.db') else [])}) < 2:
-            assert proc.poll() is None and time.monotonic() < deadline, 'tune.py ended or stalled'
+        deadline = time.monotonic() + 180
+        while len(set(_finished_pids(str(work_dir / 'study.db')).values())) < 2:
+            assert proc.poll() is None, f'tune.py ended (exit {proc.returncode}):\n{log.read_text()[-3000:]}'
+            assert time.monotonic() < deadline, f'tune.py stalled:\n{log.read_text()[-3000:]}'
             time.sleep(0.3)
     finally:
         proc.send_signal(signal.SIGKILL)

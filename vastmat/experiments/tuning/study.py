@@ -74,13 +74,28 @@ def default_study_name(settings: TuneSettings, folds: list[list[str]]) -> str:
     return f'{osp.splitext(osp.basename(settings.config))[0]}-{settings.space}-{digest}'
 
 
+def rdb_storage(url: str, attempts: int = 5) -> Any:
+    """Optuna's RDB storage of ``url``, with heartbeats (a trial whose process was killed is marked failed by the next
+    process that runs one). Processes that open a new database at once race to make its tables (Optuna makes them
+    without a lock: "table studies already exists", "UNIQUE constraint failed: alembic_version"); the losers open it
+    again, when the tables are there."""
+    import optuna
+    from sqlalchemy.exc import IntegrityError, OperationalError
+    for attempt in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(url, heartbeat_interval=5, grace_period=20)
+        except (IntegrityError, OperationalError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+
+
 def open_study(settings: TuneSettings, name: str, folds: list[list[str]]) -> Any:
     """The study ``name`` of the storage, made if absent (TPE seeded, median pruner); its folds must be these."""
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings('ignore', category=optuna.exceptions.ExperimentalWarning)  # heartbeats, grouped TPE
-    # heartbeats: a trial whose process was killed is marked failed by the next process that runs one
-    storage = optuna.storages.RDBStorage(storage_url(settings), heartbeat_interval=5, grace_period=20)
+    storage = rdb_storage(storage_url(settings))
     # each process its own seed (two TPE samplers with one seed would propose the same points)
     sampler = optuna.samplers.TPESampler(seed=settings.seed + os.getpid(), n_startup_trials=10, multivariate=True,
                                          group=True)
