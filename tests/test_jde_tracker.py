@@ -92,6 +92,28 @@ def test_mot15_tud_with_the_official_output_filter_equals_the_official_code(inpu
     assert check_variant(inputs, tmp_path, 'tud', 'tud', min_box_area=100, aspect_ratio_thresh=1.6) == 1204
 
 
+@pytest.mark.skipif(not osp.isdir(TUD), reason=f'shared data not found at {TUD}')
+def test_reported_box_detection_reports_the_matched_detections_with_the_same_ids(inputs):
+    """reported_box='detection' changes only the boxes written: the same ids in every frame as the official Kalman
+    boxes, each box one of the frame's detections."""
+    from helpers.jde_inputs import load_frames, seq_length
+    video = golden_videos('tud')[0]
+    frames = load_frames(str(inputs / 'tud' / f'{video}.txt'), seq_length('tud', video))
+    trackers = {box: JDETracker(min_box_area=None, buffer_frame_rate=30, reported_box=box)
+                for box in ('kalman', 'detection')}
+    moved = 0
+    for frame_id, (dets, features) in enumerate(frames, 1):
+        frame = TrackingFrame.from_arrays(dets[:, :4], dets[:, 4], frame_id, features=features)
+        kalman, detection = (trackers[box].update(frame) for box in ('kalman', 'detection'))
+        assert kalman.ids.tolist() == detection.ids.tolist()
+        gaps = np.abs(detection.bboxes[:, None] - frame.bboxes[None]).max(axis=2).min(axis=1)
+        assert (gaps < 1e-9).all(), frame_id
+        moved += int((np.abs(kalman.bboxes - detection.bboxes).max(axis=1) > 0.5).sum())
+    assert moved > 100  # the Kalman state is not the detection
+    with pytest.raises(ValueError, match="reported_box must be one of \\('kalman', 'detection'\\)"):
+        JDETracker(reported_box='mean')
+
+
 # -------------------------------------------------------------------------------------------- hand-built frames
 def box(x, y=0.0, w=100.0, h=100.0):
     return [x, y, x + w, y + h]

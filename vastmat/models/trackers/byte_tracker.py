@@ -83,6 +83,20 @@ def buffer_size(track_buffer: int, buffer_frame_rate: float | None, frame: Track
 REPORTED_BOXES = ('kalman', 'detection')
 
 
+def check_reported_box(reported_box: str) -> str:
+    if reported_box not in REPORTED_BOXES:
+        raise ValueError(f'reported_box must be one of {REPORTED_BOXES}, got {reported_box!r}')
+    return reported_box
+
+
+def reported_boxes(tracks: list[KalmanTrack], reported_box: str) -> np.ndarray:
+    """x1 y1 x2 y2 written for the tracks: their Kalman states (``'kalman'``, the official) or the detections they
+    took last (``'detection'``, Roboflow ``trackers``)."""
+    if reported_box == 'kalman' or not tracks:
+        return kalman_boxes(tracks)
+    return ltwh_to_xyxy(np.array([t.detection_box for t in tracks]))
+
+
 @MODELS.register_module()
 class BYTETracker(BaseTracker):
     """The official BYTETracker (its defaults are the official code's).
@@ -142,9 +156,7 @@ class BYTETracker(BaseTracker):
                  reported_box: str = 'kalman', new_track_margin: float = 0.1, lost_in_second_stage: bool = False,
                  freeze_lost_height: bool = True, init_cfg: dict | None = None) -> None:
         super().__init__(init_cfg)
-        if reported_box not in REPORTED_BOXES:
-            raise ValueError(f'reported_box must be one of {REPORTED_BOXES}, got {reported_box!r}')
-        self.reported_box = reported_box
+        self.reported_box = check_reported_box(reported_box)
         self.track_thresh, self.low_thresh = track_thresh, low_thresh
         self.det_thresh = track_thresh + new_track_margin
         self.lost_in_second_stage, self.freeze_lost_height = lost_in_second_stage, freeze_lost_height
@@ -262,10 +274,7 @@ class BYTETracker(BaseTracker):
     def _output(self, tracks: list[KalmanTrack]) -> TrackOutput:
         if not tracks:
             return TrackOutput.empty()
-        if self.reported_box == 'kalman':
-            boxes = kalman_boxes(tracks)
-        else:
-            boxes = ltwh_to_xyxy(np.array([t.detection_box for t in tracks]))
+        boxes = reported_boxes(tracks, self.reported_box)
         keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
         return TrackOutput(np.array([t.track_id for t in tracks], np.int64)[keep], boxes[keep],
                            np.array([t.score for t in tracks])[keep])

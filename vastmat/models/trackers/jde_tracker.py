@@ -51,7 +51,8 @@ from ..association.solvers import LapJV
 from ..motion.kalman_filter import CHI2INV95  # (importing ..motion registers the default KalmanFilterXYAH)
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
-from .byte_tracker import KalmanTrack, buffer_size, kalman_boxes, multi_predict
+from .byte_tracker import (REPORTED_BOXES, KalmanTrack, buffer_size, check_reported_box, kalman_boxes, multi_predict,
+                           reported_boxes)
 from .track_lifecycle import TRACKED, TrackLifecycle, reported_mask
 
 
@@ -66,8 +67,8 @@ class JDETrack(KalmanTrack):
     __slots__ = ('smooth_feat', 'curr_feat')
 
     def __init__(self, track_id: int, mean: np.ndarray, covariance: np.ndarray, score: float, frame_id: int,
-                 feature: np.ndarray) -> None:
-        super().__init__(track_id, mean, covariance, score, frame_id)
+                 feature: np.ndarray, detection_box: np.ndarray | None = None) -> None:
+        super().__init__(track_id, mean, covariance, score, frame_id, detection_box)
         self.smooth_feat = self.curr_feat = feature
 
 
@@ -93,6 +94,8 @@ class JDETracker(BaseTracker):
         min_box_area, aspect_ratio_thresh: the official ``track.py`` output filter: boxes with ``w * h <=
             min_box_area`` or ``w / h > aspect_ratio_thresh`` are not reported (None disables one). The official
             vertical filter (1.6) is a pedestrian prior; it is off by default, as in :class:`.BYTETracker`.
+        reported_box: the box written for a track: ``'kalman'`` (the official: the Kalman state after its update)
+            or ``'detection'`` (the detection it matched last, as :class:`.BYTETracker` can).
     """
 
     zoo_name = 'FairMOT'
@@ -106,7 +109,8 @@ class JDETracker(BaseTracker):
         conf_thres=('float', 0.2, 0.7), track_buffer=('int', 10, 90), embedding_match_thresh=('float', 0.2, 0.8),
         iou_match_thresh=('float', 0.3, 0.9), unconfirmed_match_thresh=('float', 0.5, 0.95),
         motion_lambda=('float', 0.8, 1.0), feature_momentum=('float', 0.5, 0.99),
-        min_box_area=('categorical', [None, 10, 100]), matcher=MATCHER_AXIS))
+        min_box_area=('categorical', [None, 10, 100]), reported_box=('categorical', list(REPORTED_BOXES)),
+        matcher=MATCHER_AXIS))
     required_inputs = ('features', )
 
     def __init__(self, conf_thres: float = 0.4, track_buffer: int = 30, buffer_frame_rate: float | None = None,
@@ -115,8 +119,9 @@ class JDETracker(BaseTracker):
                  motion_gate: float = CHI2INV95[4], feature_momentum: float = 0.9, duplicate_thresh: float = 0.15,
                  matcher: dict | Any | None = None, motion: dict | Any | None = None,
                  min_box_area: float | None = 100, aspect_ratio_thresh: float | None = None,
-                 init_cfg: dict | None = None) -> None:
+                 reported_box: str = 'kalman', init_cfg: dict | None = None) -> None:
         super().__init__(init_cfg)
+        self.reported_box = check_reported_box(reported_box)
         self.conf_thres = self.det_thresh = conf_thres
         self.track_buffer, self.buffer_frame_rate = track_buffer, buffer_frame_rate
         self.motion_lambda, self.motion_gate = motion_lambda, motion_gate
@@ -168,7 +173,7 @@ class JDETracker(BaseTracker):
         alpha = self.feature_momentum
         smooth = _unit(alpha * np.array([t.smooth_feat for t in tracks]) + (1 - alpha) * feats)
         for (t, j, refound), m, c, f, s in zip(updates, mean, covariance, feats, smooth):
-            t.mean, t.covariance, t.curr_feat, t.smooth_feat = m, c, f, s
+            t.mean, t.covariance, t.curr_feat, t.smooth_feat, t.detection_box = m, c, f, s, ltwh[j]
             t.mark_matched(t.score if refound else float(scores[j]), frame_id)  # re_activate keeps the score
 
     # ----------------------------------------------------------------------------------------------------- update
@@ -232,7 +237,8 @@ class JDETracker(BaseTracker):
         if fresh:
             mean, covariance = self.motion.initiate(xyah[fresh])
             for j, m, c in zip(fresh, mean, covariance):
-                activated.append(JDETrack(self.tracks.new_id(), m, c, float(scores[j]), frame_id, features[j]))
+                activated.append(JDETrack(self.tracks.new_id(), m, c, float(scores[j]), frame_id, features[j],
+                                          ltwh[j]))
 
         # removal: lost tracks older than the buffer
         removed += self.tracks.stale_lost(frame_id, self.max_time_lost(frame))
@@ -243,7 +249,7 @@ class JDETracker(BaseTracker):
             out = TrackOutput.empty()
             out.features = np.zeros((0, feature_dim))
             return out
-        boxes = kalman_boxes(tracks)
+        boxes = reported_boxes(tracks, self.reported_box)
         keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
         return TrackOutput(np.array([t.track_id for t in tracks], np.int64)[keep], boxes[keep],
                            np.array([t.score for t in tracks])[keep],
