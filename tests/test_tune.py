@@ -245,3 +245,26 @@ def test_the_bytetrack_preset_scores_what_it_states(tmp_path):
     metrics = tool('tools/test.py', preset, '--data-root', osp.join(AT10, 'gt'), '--det-root', osp.join(AT10, 'dets'),
                    '--work-dir', tmp_path)
     assert round(100 * metrics['vastmat/HOTA'], 2) == stated and stated > 70.22
+
+
+def test_a_preset_names_the_motion_weights_it_was_tuned_with_but_does_not_set_them(tmp_path):
+    """DiffMOT's D2MP weights (its ``motion_checkpoint_key``) are a file of the tuning machine: the preset says which
+    were used and leaves the key to ``--cfg-options`` (it still builds without them); other options are written."""
+    from types import SimpleNamespace
+
+    from vastmat.experiments.tuning import TuneSettings, preset_text
+    config = osp.join(REPO, 'configs', 'diffmot', 'diffmot_cached-dets.py')
+    weights = 'work_dirs/d2mp/epoch_6.pth'
+    settings = TuneSettings(config, 'gt', 'dets', str(tmp_path), extra={
+        'model.tracker.motion.checkpoint': weights, 'model.tracker.duplicate_thresh': 0.2})
+    trial = SimpleNamespace(number=3, value=0.7, params={'high_thres': 0.55, 'max_time_lost': 40, 'matcher': 'iou'})
+    summary = dict(data_name='d', num_videos=4, folds=[['a', 'b'], ['c', 'd']], complete=5, pruned=1, study='s',
+                   official=dict(HOTA_reference=0.6), held_aside=dict(HOTA=0.68, HOTA_reference=0.6))
+    path = tmp_path / 'diffmot_tuned.py'
+    path.write_text(preset_text(settings, trial, summary, str(path)))
+    text = path.read_text()
+    assert (f'# Tuned with the weights {weights} (not written here): test with --cfg-options '
+            'model.tracker.motion.checkpoint=PATH.') in text
+    tracker = Config.fromfile(str(path)).model.tracker
+    assert tracker.motion.checkpoint is None and tracker.duplicate_thresh == 0.2
+    assert (tracker.high_thres, tracker.max_time_lost, tracker.matcher.type) == (0.55, 40, 'IoU')

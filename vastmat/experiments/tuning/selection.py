@@ -17,7 +17,7 @@ import warnings
 from typing import Any
 
 
-from .space import MATCHER, matcher_text, point_options
+from .space import MATCHER, matcher_text, point_options, tracker_class
 
 RULE = ('preset: the complete trial of best COMBINED HOTA on all tuning videos; held-aside estimate: per fold, the '
         'best trial on the other folds scored on that fold')
@@ -107,7 +107,11 @@ def nest_options(options: dict[str, Any]) -> dict[str, Any]:
 def preset_text(settings: Any, trial: Any, summary: dict, path: str) -> str:
     """A config that ``_base_``-inherits the tuned one and sets the trial's point, its provenance in comments."""
     base = osp.relpath(osp.abspath(settings.config), osp.dirname(osp.abspath(path)))
-    options = {**settings.extra, **point_options(settings.config, trial.params)}
+    # a trained motion model's weights are a file of this machine: named in a comment, given at test time
+    weights_key = tracker_class(settings.config).motion_checkpoint_key
+    weights = {k: v for k, v in settings.extra.items() if weights_key and k == f'model.tracker.{weights_key}'}
+    options = {k: v for k, v in {**settings.extra, **point_options(settings.config, trial.params)}.items()
+               if k not in weights}
     lines = [
         f'# Tuned by tools/tune.py: {osp.basename(settings.config)} on {summary["data_name"]} '
         f'({summary["num_videos"]} videos, {len(summary["folds"])} folds by video, seed {settings.seed}).',
@@ -123,6 +127,8 @@ def preset_text(settings: Any, trial: Any, summary: dict, path: str) -> str:
         lines.append(f'# Matcher: {matcher_text(trial.params)}.')
     if settings.extra:
         lines.append('# Set for every trial (--cfg-options): ' + ', '.join(settings.extra) + '.')
+    for key, value in weights.items():
+        lines.append(f'# Tuned with the weights {value} (not written here): test with --cfg-options {key}=PATH.')
     lines.append(f'_base_ = [{base!r}]')
     for key, value in nest_options(options).items():
         lines.append(f'{key} = {python_literal(value, 0)}')
