@@ -9,7 +9,7 @@ import os.path as osp
 import numpy as np
 import pytest
 
-from conftest import REPO, SHARED_DATA, assert_same_tracks, read_results
+from conftest import REPO, SHARED_DATA, assert_same_tracks, read_results, tool
 
 from vastmat.models.trackers import JDETracker
 from vastmat.structures.tracking import MissingTrackerInput, TrackingFrame
@@ -112,6 +112,19 @@ def test_reported_box_detection_reports_the_matched_detections_with_the_same_ids
     assert moved > 100  # the Kalman state is not the detection
     with pytest.raises(ValueError, match="reported_box must be one of \\('kalman', 'detection'\\)"):
         JDETracker(reported_box='mean')
+
+
+@pytest.mark.skipif(not osp.isdir(AT10), reason=f'shared data not found at {AT10}')
+def test_the_tuned_preset_scores_what_it_states_on_these_inputs(inputs, tmp_path):
+    """The committed JDE preset (tools/tune.py on these simulated-embedding inputs) tracks all 32 videos to the
+    HOTA its comment states, above the official settings' 59.22."""
+    import re
+    preset = osp.join(REPO, 'configs', 'fairmot', 'fairmot_cached-dets_tuned-animaltrack-10fps-sim.py')
+    stated = float(re.search(r'COMBINED HOTA ([\d.]+) on the tuning videos', open(preset).read()).group(1))
+    check_inputs(inputs, 'animaltrack')
+    metrics = tool('tools/test.py', preset, '--data-root', osp.join(AT10, 'gt'), '--det-root',
+                   str(inputs / 'animaltrack'), '--work-dir', tmp_path)
+    assert round(100 * metrics['vastmat/HOTA'], 2) == stated and stated > 59.22
 
 
 # -------------------------------------------------------------------------------------------- hand-built frames

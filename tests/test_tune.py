@@ -182,7 +182,9 @@ def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_cho
     assert len(_finished(storage)) == len(before), 'a worker of the killed tune.py still runs trials'
     assert 2 <= len(before) < 40 and proc.pid not in {t.user_attrs['pid'] for t in _finished(storage)}
     # resumed here: the study goes on to 3 more finished trials, those of the killed run kept
-    report = tool('tools/tune.py', *args, '--trials', str(len(before) + 3))
+    presets = tmp_path / 'presets'  # --preset-out a folder: the preset gets its default name there
+    presets.mkdir()
+    report = tool('tools/tune.py', *args, '--trials', str(len(before) + 3), '--preset-out', str(presets))
     after = _finished(storage)
     assert len(after) == len(before) + 3
     assert all((t.params, t.value) == before[t.number] for t in after if t.number in before)
@@ -208,6 +210,7 @@ def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_cho
 
     # the preset config tracks the tuning videos to the chosen trial's HOTA
     preset = saved['preset_path']
+    assert preset == str(presets / 'bytetrack_cached-dets_tuned-gt.py')
     text = open(preset).read()
     assert f"Trial {saved['best']['trial']}: COMBINED HOTA" in text and 'Rule: preset:' in text
     assert Config.fromfile(preset).model.tracker.track_buffer == saved['best']['params']['track_buffer']

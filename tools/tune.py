@@ -46,7 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--seed', type=int, default=0, help='the folds and the sampler')
     parser.add_argument('--work-dir', help='default work_dirs/tune_<config name>')
     parser.add_argument('--data-name', help="names the preset (default: the data root's folder)")
-    parser.add_argument('--preset-out', help='where the preset config goes (default: the work dir)')
+    parser.add_argument('--preset-out', help='the preset config file, or a folder for it (default: the work dir)')
     parser.add_argument('--eval-preset', choices=PRESETS, default='vastmat', help='evaluation preset')
     parser.add_argument('--bootstrap', type=int, default=1000, help='paired resamples of the videos')
     parser.add_argument('--level', type=float, default=0.9, help='interval level (default 0.9)')

@@ -107,8 +107,11 @@ def run_tuning(settings: TuneSettings) -> dict:
         held_aside=paired_difference(composite, base, videos, *args), folds_table=folds_table,
         matchers=matcher_winners(trials, per_trial, videos, *args),
         trials=[dict(number=t.number, HOTA=t.value, params=t.params, pid=t.user_attrs.get('pid')) for t in trials])
-    preset_path = settings.preset_out or osp.join(settings.work_dir,
-                                                  f'{report["tracker"]}_tuned-{data_name}.py')
+    # --preset-out: a file, or a folder (the config's folder, say) that gets the default name
+    preset_name = f'{report["tracker"]}_tuned-{data_name}.py'
+    preset_path = settings.preset_out or osp.join(settings.work_dir, preset_name)
+    if osp.isdir(preset_path):
+        preset_path = osp.join(preset_path, preset_name)
     report['preset_path'] = preset_path
     with atomic_write(preset_path) as f:
         f.write(preset_text(settings, best, report, preset_path))
