@@ -210,7 +210,7 @@ def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_cho
 
     # the preset config tracks the tuning videos to the chosen trial's HOTA
     preset = saved['preset_path']
-    assert preset == str(presets / 'bytetrack_cached-dets_tuned-gt.py')
+    assert preset == str(presets / 'bytetrack_cached-dets_tuned-AnimalTrack-10fps-sim.py')
     text = open(preset).read()
     assert f"Trial {saved['best']['trial']}: COMBINED HOTA" in text and 'Rule: preset:' in text
     assert Config.fromfile(preset).model.tracker.track_buffer == saved['best']['params']['track_buffer']
