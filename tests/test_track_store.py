@@ -47,7 +47,6 @@ def test_the_store_lifecycle_equals_the_object_lifecycle(seed):
     rng = np.random.default_rng(seed)
     objects = TrackLifecycle(object_boxes, duplicate_thresh=0.3)
     store = CountingStore(dict(box=((4, ), np.float64)), store_boxes, duplicate_thresh=0.3, capacity=2)
-    by_id = {}
     row_of = lambda store, ids: np.array([int(np.flatnonzero(store.ids[:store.size] == i)[0])  # noqa: E731
                                           for i in ids], np.int64)
     ids = lambda tracks: [t.track_id for t in tracks]  # noqa: E731
