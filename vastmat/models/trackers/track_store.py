@@ -26,12 +26,35 @@ _BOOKKEEPING = dict(ids=((), np.int64), state=((), np.int8), activated=((), bool
                     start_frame=((), np.int64), score=((), np.float64), removed=((), bool))
 
 
-def _joint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _member(rows: np.ndarray, size: int) -> np.ndarray:
+    """A mask over the store's rows, True at ``rows`` (membership by row; np.isin sorts, and costs ten times more
+    on the tens of rows of a frame)."""
+    mask = np.zeros(size, bool)
+    mask[rows] = True
+    return mask
+
+
+def _joint(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
     """``a`` then the rows of ``b`` not in ``a``, in ``b``'s order (official ``joint_stracks``; ``b`` never holds a
     row twice here, so its own repeats need no check)."""
     if not len(b):
         return a
-    return np.concatenate([a, b[~np.isin(b, a)]])
+    if not len(a):
+        return b
+    return np.concatenate([a, b[~_member(a, size)[b]]])
+
+
+class TrackRows:
+    """Rows of a :class:`TrackStore` in a given order: the tracks of a matcher call, as
+    :func:`.motion_context.matcher_context` reads them (their columns, without a pass over objects)."""
+
+    __slots__ = ('store', 'rows')
+
+    def __init__(self, store: 'TrackStore', rows: np.ndarray) -> None:
+        self.store, self.rows = store, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
 
 class TrackStore:
@@ -99,7 +122,7 @@ class TrackStore:
 
     def pool(self, confirmed: np.ndarray) -> np.ndarray:
         """The first association's rows: confirmed tracked ones, then the lost ones."""
-        return _joint(confirmed, self.lost)
+        return _joint(confirmed, self.lost, self.size)
 
     def stale_lost(self, frame_id: int, max_time_lost: int) -> np.ndarray:
         """Lost rows not matched for more than ``max_time_lost`` frames (to be removed by :meth:`finish_frame`)."""
@@ -114,11 +137,13 @@ class TrackStore:
         self.state[new_lost] = LOST
         self.state[removed] = REMOVED
         tracked = self.tracked[self.state[self.tracked] == TRACKED]
-        tracked = _joint(_joint(tracked, activated), refound)
-        lost = np.concatenate([self.lost[~np.isin(self.lost, tracked)], new_lost])
+        tracked = _joint(_joint(tracked, activated, self.size), refound, self.size)
+        lost = np.concatenate([self.lost[~_member(tracked, self.size)[self.lost]], new_lost])
         lost = lost[~self.removed[lost]]  # the removed ids of earlier frames
         self.removed[removed] = True
         self.tracked, self.lost = self._remove_duplicates(tracked, lost)
+        if self.size > 2 * (len(self.tracked) + len(self.lost)) + 64:  # rows that left both lists pile up
+            self.compact()
         return self.tracked[self.activated[self.tracked]]
 
     def _remove_duplicates(self, tracked: np.ndarray, lost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -126,7 +151,8 @@ class TrackStore:
         frames (official ``remove_duplicate_stracks``; equal ages drop the tracked one)."""
         if not len(tracked) or not len(lost):
             return tracked, lost
-        distance = 1.0 - PairGeometry(self.boxes(self, tracked), self.boxes(self, lost), plus_one=True).iou
+        boxes = self.boxes(self, np.concatenate([tracked, lost]))  # one conversion for both lists
+        distance = 1.0 - PairGeometry(boxes[:len(tracked)], boxes[len(tracked):], plus_one=True).iou
         p, q = np.nonzero(distance < self.duplicate_thresh)
         if not len(p):
             return tracked, lost
