@@ -190,9 +190,14 @@ class BYTETracker(BaseTracker):
 
     # ---------------------------------------------------------------------------------------------------- helpers
     @staticmethod
-    def _stage_cost(similarity: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+    def _stage_cost(similarity: np.ndarray, rows: np.ndarray | slice, cols: np.ndarray | slice,
                     scores: np.ndarray | None) -> np.ndarray:
-        sim = similarity[np.ix_(rows, cols)]
+        """``1 - S`` (``1 - S * score`` with ``scores``) of ``rows`` x ``cols`` of the frame's similarity (slices
+        where a stage's rows or columns are a range: no fancy-index copy)."""
+        if isinstance(rows, slice) or isinstance(cols, slice):
+            sim = similarity[rows][:, cols]
+        else:
+            sim = similarity[np.ix_(rows, cols)]
         if scores is not None:
             sim = sim * scores[cols][None, :]
         return 1.0 - sim
@@ -231,7 +236,6 @@ class BYTETracker(BaseTracker):
         boxes = ltwh_to_xyxy(ltwh)
         det_scores = np.concatenate([scores[high], scores[second]])
         num_high = int(high.sum())
-        high_idx = np.arange(num_high)
         second_idx = np.arange(num_high, len(boxes))
 
         store = self.tracks
@@ -249,7 +253,7 @@ class BYTETracker(BaseTracker):
 
         # first association: high-score detections against tracked and lost tracks (lost ones are re-activated);
         # high detections are the first rows of `boxes`
-        first = self.first_solver(self._stage_cost(similarity, np.arange(len(pool)), high_idx, fuse_scores))
+        first = self.first_solver(self._stage_cost(similarity, slice(0, len(pool)), slice(0, num_high), fuse_scores))
         first_rows = pool[first.matches[:, 0]]
         first_tracked = store.state[first_rows] == TRACKED
 
@@ -267,8 +271,7 @@ class BYTETracker(BaseTracker):
 
         # unconfirmed tracks against the high-score detections left over
         left = first.unmatched_cols
-        third = self.unconfirmed_solver(self._stage_cost(similarity, np.arange(len(pool), len(rows)), left,
-                                                         fuse_scores))
+        third = self.unconfirmed_solver(self._stage_cost(similarity, slice(len(pool), len(rows)), left, fuse_scores))
         third_rows = unconfirmed[third.matches[:, 0]]
         self._apply_updates(np.concatenate([first_rows, second_rows, third_rows]),
                             np.concatenate([first.matches[:, 1], second_idx[second_stage.matches[:, 1]],
