@@ -273,20 +273,20 @@ def _lifecycle_rows(tracker):
 @needs_at10
 def test_bytetrack_context_is_its_kalman_state_row_by_row():
     from vastmat.models.trackers import BYTETracker
-    from vastmat.models.trackers.byte_tracker import kalman_boxes
+    from vastmat.structures.bbox import xyah_to_xyxy
     seen = dict(lost=0, unconfirmed=0, moving=0)
 
     def check(track_boxes, context):
         pool, unconfirmed = _lifecycle_rows(tracker)
-        rows = pool + unconfirmed
-        np.testing.assert_array_equal(track_boxes, kalman_boxes(rows))  # rows of the call = these tracks
+        rows = np.concatenate([pool, unconfirmed])  # rows of BYTETracker's track store
+        mean, covariance = tracker.tracks.mean[rows], tracker.tracks.covariance[rows]
+        np.testing.assert_array_equal(track_boxes, xyah_to_xyxy(mean[:, :4]))  # rows of the call = these tracks
         displacement, std = context['track_displacement'], context['track_position_std']
         assert displacement.shape == std.shape == (len(rows), )
-        np.testing.assert_allclose(displacement, [math.hypot(t.mean[4], t.mean[5]) for t in rows], rtol=1e-12)
-        np.testing.assert_allclose(std, [math.sqrt((t.covariance[0, 0] + t.covariance[1, 1]) / 2) for t in rows],
-                                   rtol=1e-12)
+        np.testing.assert_allclose(displacement, [math.hypot(m[4], m[5]) for m in mean], rtol=1e-12)
+        np.testing.assert_allclose(std, [math.sqrt((c[0, 0] + c[1, 1]) / 2) for c in covariance], rtol=1e-12)
         assert (std > 0).all()
-        seen['lost'] += sum(t.state != 1 for t in pool)
+        seen['lost'] += int((tracker.tracks.state[pool] != 1).sum())
         seen['unconfirmed'] += len(unconfirmed)
         seen['moving'] += int((displacement > 1.0).sum())
 

@@ -32,16 +32,24 @@ def xyxy_to_xyah(boxes: np.ndarray) -> np.ndarray:
 
 def ltwh_to_xyah(ltwh: np.ndarray) -> np.ndarray:
     """(k, 4) left top width height -> xyah (ByteTrack's ``STrack.tlwh_to_xyah``)."""
-    return np.stack([ltwh[:, 0] + ltwh[:, 2] / 2, ltwh[:, 1] + ltwh[:, 3] / 2, ltwh[:, 2] / ltwh[:, 3], ltwh[:, 3]],
-                    axis=1)
+    out = np.empty((len(ltwh), 4), np.result_type(ltwh, 0.5))
+    np.add(ltwh[:, 0], ltwh[:, 2] / 2, out=out[:, 0])
+    np.add(ltwh[:, 1], ltwh[:, 3] / 2, out=out[:, 1])
+    np.divide(ltwh[:, 2], ltwh[:, 3], out=out[:, 2])
+    out[:, 3] = ltwh[:, 3]
+    return out
 
 
 def xyah_to_xyxy(xyah: np.ndarray) -> np.ndarray:
     """(k, 4+) the box of a state's first four values (ByteTrack's ``STrack.tlbr``)."""
+    # written into one output array (np.stack's fixed cost is most of the call on the tens of boxes of a frame)
     w = xyah[:, 2] * xyah[:, 3]
-    x1 = xyah[:, 0] - w / 2
-    y1 = xyah[:, 1] - xyah[:, 3] / 2
-    return np.stack([x1, y1, x1 + w, y1 + xyah[:, 3]], axis=1)
+    out = np.empty((len(xyah), 4), np.result_type(w, 0.5))
+    np.subtract(xyah[:, 0], w / 2, out=out[:, 0])
+    np.subtract(xyah[:, 1], xyah[:, 3] / 2, out=out[:, 1])
+    np.add(out[:, 0], w, out=out[:, 2])
+    np.add(out[:, 1], xyah[:, 3], out=out[:, 3])
+    return out
 
 
 def xyxy_to_cxcywh(boxes: np.ndarray) -> np.ndarray:

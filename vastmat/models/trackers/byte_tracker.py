@@ -4,8 +4,9 @@ Follows ifzhang/ByteTrack (reference/trackers.md section 1), not mmdet's variant
 low-score detections against the still-tracked tracks), lapjv with ``cost_limit``, score fusion in the first and
 unconfirmed stages, unconfirmed tracks confirmed by a second detection, new tracks only from scores
 >= ``track_thresh + 0.1``, lost tracks kept ``int(buffer_frame_rate / 30 * track_buffer)`` frames, duplicate removal
-between tracked and lost tracks, and the Kalman state (not the detection) as the output box. The lists, ids and
-removal live in :mod:`.track_lifecycle`, shared with the other trackers of the family.
+between tracked and lost tracks, and the Kalman state (not the detection) as the output box. The tracks of a video
+are rows of a :class:`.TrackStore` (the lifecycle of :mod:`.track_lifecycle` on stacked arrays: no pass over track
+objects per frame).
 
 ``matcher`` replaces the IoU of the three association stages: the cost is ``1 - S`` (``1 - S * score`` where the
 original fused scores), pairs a gate rejects cost 1. Duplicate removal keeps the original IoU, as it is
@@ -33,7 +34,8 @@ from ..association.solvers import LapJV
 from ..motion import KalmanFilterXYAH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
-from .track_lifecycle import TRACKED, Track, TrackLifecycle, reported_mask
+from .track_lifecycle import TRACKED, Track, reported_mask
+from .track_store import TrackRows, TrackStore
 
 
 class KalmanTrack(Track):
@@ -53,6 +55,11 @@ def kalman_boxes(tracks: list[KalmanTrack]) -> np.ndarray:
     if not tracks:
         return np.zeros((0, 4))
     return xyah_to_xyxy(np.array([t.mean[:4] for t in tracks]))
+
+
+def store_kalman_boxes(store: TrackStore, rows: np.ndarray) -> np.ndarray:
+    """x1 y1 x2 y2 of the Kalman states of rows of a track store."""
+    return xyah_to_xyxy(store.mean[rows, :4])
 
 
 def multi_predict(motion: Any, tracks: list[KalmanTrack], freeze_lost_height: bool = True) -> None:
@@ -169,7 +176,9 @@ class BYTETracker(BaseTracker):
             LapJV(match_thresh), LapJV(second_match_thresh), LapJV(unconfirmed_match_thresh))
         motion = motion if motion is not None else dict(type='KalmanFilterXYAH')
         self.motion = TASK_UTILS.build(motion) if isinstance(motion, dict) else motion
-        self.tracks = TrackLifecycle(kalman_boxes, duplicate_thresh)
+        # the tracks of a video as rows of arrays: the xyah Kalman state and the detection taken last (ltwh)
+        self.tracks = TrackStore(dict(mean=((8, ), np.float64), covariance=((8, 8), np.float64),
+                                      detection_box=((4, ), np.float64)), store_kalman_boxes, duplicate_thresh)
         if buffer_frame_rate is None:
             self.required_inputs = ('frame_rate', )
 
@@ -182,29 +191,40 @@ class BYTETracker(BaseTracker):
 
     # ---------------------------------------------------------------------------------------------------- helpers
     @staticmethod
-    def _stage_cost(similarity: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+    def _stage_cost(similarity: np.ndarray, rows: np.ndarray | slice, cols: np.ndarray | slice,
                     scores: np.ndarray | None) -> np.ndarray:
-        sim = similarity[np.ix_(rows, cols)]
+        """``1 - S`` (``1 - S * score`` with ``scores``) of ``rows`` x ``cols`` of the frame's similarity (slices
+        where a stage's rows or columns are a range: no fancy-index copy)."""
+        if isinstance(rows, slice) or isinstance(cols, slice):
+            sim = similarity[rows][:, cols]
+        else:
+            sim = similarity[np.ix_(rows, cols)]
         if scores is not None:
             sim = sim * scores[cols][None, :]
         return 1.0 - sim
 
-    def _predict(self, tracks: list[KalmanTrack]) -> None:
-        multi_predict(self.motion, tracks, self.freeze_lost_height)
-
-    def _apply_updates(self, updates: list[tuple[KalmanTrack, int]], ltwh: np.ndarray, scores: np.ndarray,
-                       frame_id: int) -> None:
-        """Kalman update of every matched track at once (the official ``update`` / ``re_activate``)."""
-        if not updates:
+    def _predict(self, rows: np.ndarray) -> None:
+        """One Kalman step of the rows at once (the official ``STrack.multi_predict``), the height velocity zeroed
+        first for tracks that are not tracked (unless ``freeze_lost_height`` is False)."""
+        if not len(rows):
             return
-        tracks = [t for t, _ in updates]
-        index = np.array([j for _, j in updates])
-        mean, covariance = self.motion.update(
-            np.array([t.mean for t in tracks]), np.array([t.covariance for t in tracks]), ltwh_to_xyah(ltwh[index]))
-        for (t, j), m, c in zip(updates, mean, covariance):
-            t.mean, t.covariance = m, c
-            t.detection_box = ltwh[j]
-            t.mark_matched(float(scores[j]), frame_id)
+        store = self.tracks
+        mean, covariance = store.mean[rows], store.covariance[rows]
+        if self.freeze_lost_height:
+            mean[store.state[rows] != TRACKED, 7] = 0.0
+        store.mean[rows], store.covariance[rows] = self.motion.predict(mean, covariance)
+
+    def _apply_updates(self, rows: np.ndarray, dets: np.ndarray, ltwh: np.ndarray, scores: np.ndarray,
+                       frame_id: int) -> None:
+        """Kalman update of every matched row at once, in match order (the official ``update`` /
+        ``re_activate``); ``dets`` are their rows of ``ltwh``."""
+        if not len(rows):
+            return
+        store = self.tracks
+        store.mean[rows], store.covariance[rows] = self.motion.update(store.mean[rows], store.covariance[rows],
+                                                                      ltwh_to_xyah(ltwh[dets]))
+        store.detection_box[rows] = ltwh[dets]
+        store.mark_matched(rows, scores[dets], frame_id)
 
     # ----------------------------------------------------------------------------------------------------- update
     def update(self, frame: TrackingFrame) -> TrackOutput:
@@ -217,64 +237,69 @@ class BYTETracker(BaseTracker):
         boxes = ltwh_to_xyxy(ltwh)
         det_scores = np.concatenate([scores[high], scores[second]])
         num_high = int(high.sum())
-        high_idx = np.arange(num_high)
         second_idx = np.arange(num_high, len(boxes))
 
-        confirmed, unconfirmed = self.tracks.confirmed_and_unconfirmed()
-        pool = self.tracks.pool(confirmed)
+        store = self.tracks
+        confirmed, unconfirmed = store.confirmed_and_unconfirmed()
+        pool = store.pool(confirmed)
         self._predict(pool)
 
         # one similarity matrix for the three stages (each entry depends only on its pair, so the slices equal the
         # official per-stage matrices); the matcher's fixed cost is paid once per frame
-        rows = pool + unconfirmed
-        similarity = self.matcher(kalman_boxes(rows), boxes, **matcher_context(self.matcher, rows, num_high))
+        rows = np.concatenate([pool, unconfirmed])
+        similarity = self.matcher(store_kalman_boxes(store, rows), boxes,
+                                  **matcher_context(self.matcher, TrackRows(store, rows), num_high))
         similarity = similarity.gated_scores()
         fuse_scores = det_scores if self.fuse_score else None
-        updates: list[tuple[KalmanTrack, int]] = []  # (track, row of `boxes`)
-        activated, refound, new_lost = [], [], []
 
-        # first association: high-score detections against tracked and lost tracks (lost ones are re-activated)
-        first = self.first_solver(self._stage_cost(similarity, np.arange(len(pool)), high_idx, fuse_scores))
-        for i, j in first.matches:
-            updates.append((pool[i], int(j)))  # high detections are the first rows of `boxes`
-            (activated if pool[i].state == TRACKED else refound).append(pool[i])
+        # first association: high-score detections against tracked and lost tracks (lost ones are re-activated);
+        # high detections are the first rows of `boxes`
+        first = self.first_solver(self._stage_cost(similarity, slice(0, len(pool)), slice(0, num_high), fuse_scores))
+        first_rows = pool[first.matches[:, 0]]
+        first_tracked = store.state[first_rows] == TRACKED
 
         # second association: low-score detections against the remaining tracks that were tracked (not lost ones,
         # unless lost_in_second_stage)
-        remaining_rows = np.array([i for i in first.unmatched_rows
-                                   if pool[i].state == TRACKED or self.lost_in_second_stage], np.int64)
-        remaining = [pool[i] for i in remaining_rows]
+        remaining_rows = first.unmatched_rows
+        if not self.lost_in_second_stage:
+            remaining_rows = remaining_rows[store.state[pool[remaining_rows]] == TRACKED]
+        remaining = pool[remaining_rows]
         second_stage = self.second_solver(self._stage_cost(similarity, remaining_rows, second_idx, None))
-        for i, j in second_stage.matches:
-            updates.append((remaining[i], int(second_idx[j])))
-            (activated if remaining[i].state == TRACKED else refound).append(remaining[i])
-        new_lost = [remaining[i] for i in second_stage.unmatched_rows if remaining[i].state == TRACKED]
+        second_rows = remaining[second_stage.matches[:, 0]]
+        second_tracked = store.state[second_rows] == TRACKED
+        unmatched = remaining[second_stage.unmatched_rows]
+        new_lost = unmatched[store.state[unmatched] == TRACKED]
 
         # unconfirmed tracks against the high-score detections left over
         left = first.unmatched_cols
-        unconfirmed_rows = np.arange(len(pool), len(pool) + len(unconfirmed))
-        third = self.unconfirmed_solver(self._stage_cost(similarity, unconfirmed_rows, left, fuse_scores))
-        for i, j in third.matches:
-            updates.append((unconfirmed[i], int(left[j])))
-            activated.append(unconfirmed[i])
-        removed = [unconfirmed[i] for i in third.unmatched_rows]
-        self._apply_updates(updates, ltwh, det_scores, frame_id)
+        third = self.unconfirmed_solver(self._stage_cost(similarity, slice(len(pool), len(rows)), left, fuse_scores))
+        third_rows = unconfirmed[third.matches[:, 0]]
+        self._apply_updates(np.concatenate([first_rows, second_rows, third_rows]),
+                            np.concatenate([first.matches[:, 1], second_idx[second_stage.matches[:, 1]],
+                                            left[third.matches[:, 1]]]), ltwh, det_scores, frame_id)
+        activated = [first_rows[first_tracked], second_rows[second_tracked], third_rows]
+        refound = np.concatenate([first_rows[~first_tracked], second_rows[~second_tracked]])
 
         # initiation: new tracks from the high-score detections nobody took
-        fresh = [int(left[j]) for j in third.unmatched_cols if det_scores[left[j]] >= self.det_thresh]
-        if fresh:
+        fresh = left[third.unmatched_cols]
+        fresh = fresh[det_scores[fresh] >= self.det_thresh]
+        if len(fresh):
             mean, covariance = self.motion.initiate(ltwh_to_xyah(ltwh[fresh]))
-            for j, m, c in zip(fresh, mean, covariance):
-                activated.append(KalmanTrack(self.tracks.new_id(), m, c, float(det_scores[j]), frame_id, ltwh[j]))
+            activated.append(store.add(det_scores[fresh], frame_id, mean=mean, covariance=covariance,
+                                       detection_box=ltwh[fresh]))
 
-        # removal: lost tracks older than the buffer
-        removed += self.tracks.stale_lost(frame_id, self.max_time_lost(frame))
-        return self._output(self.tracks.finish_frame(activated, refound, new_lost, removed))
+        # removal: unconfirmed tracks without a match, lost tracks older than the buffer
+        removed = np.concatenate([unconfirmed[third.unmatched_rows],
+                                  store.stale_lost(frame_id, self.max_time_lost(frame))])
+        return self._output(store.finish_frame(np.concatenate(activated), refound, new_lost, removed))
 
-    def _output(self, tracks: list[KalmanTrack]) -> TrackOutput:
-        if not tracks:
+    def _output(self, rows: np.ndarray) -> TrackOutput:
+        if not len(rows):
             return TrackOutput.empty()
-        boxes = reported_boxes(tracks, self.reported_box)
+        store = self.tracks
+        if self.reported_box == 'kalman':
+            boxes = store_kalman_boxes(store, rows)
+        else:
+            boxes = ltwh_to_xyxy(store.detection_box[rows])
         keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
-        return TrackOutput(np.array([t.track_id for t in tracks], np.int64)[keep], boxes[keep],
-                           np.array([t.score for t in tracks])[keep])
+        return TrackOutput(store.ids[rows][keep], boxes[keep], store.score[rows][keep])

@@ -23,12 +23,19 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..association.context import FrameContext
+from .track_store import TrackRows
 
 
 def track_motion(tracks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray | None]:
     """``(displacement (n,), position_std (n,) or None)`` of ``tracks`` in pixels (module docstring)."""
     if not tracks:
         return np.zeros(0), None
+    if isinstance(tracks, TrackRows):  # a track store's rows: its columns, gathered at once
+        store, rows = tracks.store, tracks.rows
+        mean = store.mean[rows]
+        variance = store.covariance[rows, 0, 0] + store.covariance[rows, 1, 1]
+        variance *= 0.5
+        return np.hypot(mean[:, 4], mean[:, 5]), np.sqrt(variance, out=variance)
     first = tracks[0]
     if hasattr(first, 'covariance') and hasattr(first, 'mean'):
         # (few array calls: this runs once per frame on tens of tracks, where each call's fixed cost dominates)
