@@ -100,6 +100,24 @@ def assert_same_tracks(ours, theirs, where: str, atol: float = 1e-2) -> int:
     return len(ours)
 
 
+def detection_boxes_moved(tracker_class, frames, **options) -> int:
+    """Track ``frames`` with ``reported_box='kalman'`` and ``'detection'`` side by side: the same ids every frame,
+    each detection-mode box one of the frame's detections; returns how many reported boxes differ by > 0.5 px
+    (the Kalman state is not the detection). A bad ``reported_box`` is refused by name."""
+    import numpy as np
+    trackers = {box: tracker_class(reported_box=box, **options) for box in ('kalman', 'detection')}
+    moved = 0
+    for frame in frames:
+        kalman, detection = (trackers[box].update(frame) for box in ('kalman', 'detection'))
+        assert kalman.ids.tolist() == detection.ids.tolist()
+        gaps = np.abs(detection.bboxes[:, None] - frame.bboxes[None]).max(axis=2).min(axis=1)
+        assert (gaps < 1e-9).all(), frame.frame_id
+        moved += int((np.abs(kalman.bboxes - detection.bboxes).max(axis=1) > 0.5).sum())
+    with pytest.raises(ValueError, match="reported_box must be one of \\('kalman', 'detection'\\)"):
+        tracker_class(reported_box='mean')
+    return moved
+
+
 @contextlib.contextmanager
 def uninitialised_memory_filled_with_nan():
     """PyTorch's deterministic mode with uninitialised memory filled with NaN (torch.empty and friends), restored

@@ -13,7 +13,7 @@ import os.path as osp
 
 import pytest
 
-from conftest import REPO, SHARED_DATA, assert_same_tracks, read_results, tool
+from conftest import REPO, SHARED_DATA, assert_same_tracks, detection_boxes_moved, read_results, tool
 
 BYTETRACK = osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets.py')
 TUD = osp.join(SHARED_DATA, 'MOT15-TUD')
@@ -73,18 +73,10 @@ def test_reported_box_detection_reports_the_matched_detections_with_the_same_ids
     from vastmat.models.trackers.byte_tracker import BYTETracker
     from vastmat.structures.tracking import TrackingFrame
     dets = read_detections(osp.join(TUD, 'train', 'TUD-Campus', 'det', 'det.txt'))
-    trackers = {box: BYTETracker(min_box_area=None, reported_box=box) for box in ('kalman', 'detection')}
-    moved = 0
-    for frame_id in range(1, int(dets.frames.max()) + 1):
-        rows = dets.frames == frame_id
-        ltwh = dets.boxes[rows]
-        frame = TrackingFrame.from_arrays(np.concatenate([ltwh[:, :2], ltwh[:, :2] + ltwh[:, 2:]], 1),
-                                          dets.scores[rows], frame_id)
-        kalman, detection = (trackers[box].update(frame) for box in ('kalman', 'detection'))
-        assert kalman.ids.tolist() == detection.ids.tolist()
-        gaps = np.abs(detection.bboxes[:, None] - frame.bboxes[None]).max(axis=2).min(axis=1)
-        assert (gaps < 1e-9).all(), frame_id
-        moved += int((np.abs(kalman.bboxes - detection.bboxes).max(axis=1) > 0.5).sum())
-    assert moved > 100  # the Kalman state is not the detection
-    with pytest.raises(ValueError, match="reported_box must be one of \\('kalman', 'detection'\\)"):
-        BYTETracker(reported_box='mean')
+
+    def frames():
+        for frame_id in range(1, int(dets.frames.max()) + 1):
+            ltwh = dets.boxes[dets.frames == frame_id]
+            yield TrackingFrame.from_arrays(np.concatenate([ltwh[:, :2], ltwh[:, :2] + ltwh[:, 2:]], 1),
+                                            dets.scores[dets.frames == frame_id], frame_id)
+    assert detection_boxes_moved(BYTETracker, frames(), min_box_area=None) > 100

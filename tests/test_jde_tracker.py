@@ -9,7 +9,7 @@ import os.path as osp
 import numpy as np
 import pytest
 
-from conftest import REPO, SHARED_DATA, assert_same_tracks, read_results, tool
+from conftest import REPO, SHARED_DATA, assert_same_tracks, detection_boxes_moved, read_results, tool
 
 from vastmat.models.trackers import JDETracker
 from vastmat.structures.tracking import MissingTrackerInput, TrackingFrame
@@ -99,19 +99,9 @@ def test_reported_box_detection_reports_the_matched_detections_with_the_same_ids
     from helpers.jde_inputs import load_frames, seq_length
     video = golden_videos('tud')[0]
     frames = load_frames(str(inputs / 'tud' / f'{video}.txt'), seq_length('tud', video))
-    trackers = {box: JDETracker(min_box_area=None, buffer_frame_rate=30, reported_box=box)
-                for box in ('kalman', 'detection')}
-    moved = 0
-    for frame_id, (dets, features) in enumerate(frames, 1):
-        frame = TrackingFrame.from_arrays(dets[:, :4], dets[:, 4], frame_id, features=features)
-        kalman, detection = (trackers[box].update(frame) for box in ('kalman', 'detection'))
-        assert kalman.ids.tolist() == detection.ids.tolist()
-        gaps = np.abs(detection.bboxes[:, None] - frame.bboxes[None]).max(axis=2).min(axis=1)
-        assert (gaps < 1e-9).all(), frame_id
-        moved += int((np.abs(kalman.bboxes - detection.bboxes).max(axis=1) > 0.5).sum())
-    assert moved > 100  # the Kalman state is not the detection
-    with pytest.raises(ValueError, match="reported_box must be one of \\('kalman', 'detection'\\)"):
-        JDETracker(reported_box='mean')
+    frames = (TrackingFrame.from_arrays(dets[:, :4], dets[:, 4], frame_id, features=features)
+              for frame_id, (dets, features) in enumerate(frames, 1))
+    assert detection_boxes_moved(JDETracker, frames, min_box_area=None, buffer_frame_rate=30) > 100
 
 
 @pytest.mark.skipif(not osp.isdir(AT10), reason=f'shared data not found at {AT10}')

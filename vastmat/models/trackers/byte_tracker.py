@@ -62,16 +62,14 @@ def store_kalman_boxes(store: TrackStore, rows: np.ndarray) -> np.ndarray:
     return xyah_to_xyxy(store.mean[rows, :4])
 
 
-def multi_predict(motion: Any, tracks: list[KalmanTrack], freeze_lost_height: bool = True) -> None:
+def multi_predict(motion: Any, tracks: list[KalmanTrack]) -> None:
     """The official ``STrack.multi_predict`` of the ByteTrack / JDE family: one Kalman step for every track at
-    once, the height velocity (``vh``, state index 7) zeroed first for tracks that are not tracked (unless
-    ``freeze_lost_height`` is False: lost tracks keep their whole velocity, as Roboflow ``trackers``)."""
+    once, the height velocity (``vh``, state index 7) zeroed first for tracks that are not tracked."""
     if not tracks:
         return
     mean = np.array([t.mean for t in tracks])
     covariance = np.array([t.covariance for t in tracks])
-    if freeze_lost_height:
-        mean[np.array([t.state != TRACKED for t in tracks]), 7] = 0.0
+    mean[np.array([t.state != TRACKED for t in tracks]), 7] = 0.0
     mean, covariance = motion.predict(mean, covariance)
     for t, m, c in zip(tracks, mean, covariance):
         t.mean, t.covariance = m, c
@@ -195,10 +193,7 @@ class BYTETracker(BaseTracker):
                     scores: np.ndarray | None) -> np.ndarray:
         """``1 - S`` (``1 - S * score`` with ``scores``) of ``rows`` x ``cols`` of the frame's similarity (slices
         where a stage's rows or columns are a range: no fancy-index copy)."""
-        if isinstance(rows, slice) or isinstance(cols, slice):
-            sim = similarity[rows][:, cols]
-        else:
-            sim = similarity[np.ix_(rows, cols)]
+        sim = similarity[rows][:, cols]
         if scores is not None:
             sim = sim * scores[cols][None, :]
         return 1.0 - sim

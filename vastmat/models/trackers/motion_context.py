@@ -26,23 +26,24 @@ from ..association.context import FrameContext
 from .track_store import TrackRows
 
 
+def _kalman_motion(mean: np.ndarray, variance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Displacement and position std from stacked Kalman means and ``var_cx + var_cy`` (halved in place)."""
+    variance *= 0.5
+    return np.hypot(mean[:, 4], mean[:, 5]), np.sqrt(variance, out=variance)
+
+
 def track_motion(tracks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray | None]:
     """``(displacement (n,), position_std (n,) or None)`` of ``tracks`` in pixels (module docstring)."""
     if not tracks:
         return np.zeros(0), None
     if isinstance(tracks, TrackRows):  # a track store's rows: its columns, gathered at once
         store, rows = tracks.store, tracks.rows
-        mean = store.mean[rows]
-        variance = store.covariance[rows, 0, 0] + store.covariance[rows, 1, 1]
-        variance *= 0.5
-        return np.hypot(mean[:, 4], mean[:, 5]), np.sqrt(variance, out=variance)
+        return _kalman_motion(store.mean[rows], store.covariance[rows, 0, 0] + store.covariance[rows, 1, 1])
     first = tracks[0]
     if hasattr(first, 'covariance') and hasattr(first, 'mean'):
         # (few array calls: this runs once per frame on tens of tracks, where each call's fixed cost dominates)
-        mean = np.array([t.mean for t in tracks])
-        variance = np.array([t.covariance.item(0, 0) + t.covariance.item(1, 1) for t in tracks])
-        variance *= 0.5
-        return np.hypot(mean[:, 4], mean[:, 5]), np.sqrt(variance, out=variance)
+        return _kalman_motion(np.array([t.mean for t in tracks]),
+                              np.array([t.covariance.item(0, 0) + t.covariance.item(1, 1) for t in tracks]))
     if hasattr(first, 'conds'):
         delta = np.array([t.conds[-1][4:6] for t in tracks])
         return np.hypot(delta[:, 0], delta[:, 1]), None
