@@ -4,7 +4,7 @@ matcher, side by side with mmdet's ByteTracker on the same detections (and BoxMO
 
     python tools/benchmark/association_speed.py --data-root DIR [--det-root DIR] [--videos N] [--repeats R]
         [--matchers iou diou cda_fixed cda_adaptive] [--trackers bytetrack tracktrack [diffmot] [fairmot]]
-        [--d2mp-checkpoint CKPT] [--feature-dim 128] [--out FILE.json]
+        [--d2mp-checkpoint CKPT] [--feature-dim 128] [--peer-python PY [--official-bytetrack DIR]] [--out FILE.json]
 
 TrackTrack, DiffMOT and FairMOT (JDETracker) get ``--feature-dim`` random unit appearance features per detection
 (their appearance terms cost a matrix product; 0: none), TrackTrack runs without the NMS-0.95 set and camera
@@ -19,6 +19,19 @@ the predictions, tracks get lost and the pool grows, so DiffMOT is timed only wi
     python tools/data/simulate_detections.py --data-root ../shared/data/AnimalTrack/train --out /tmp/at10 --stride 3
     python tools/benchmark/association_speed.py --data-root /tmp/at10
 
+Other projects' trackers run in their own Python environment (a scratch one, outside this project), timed there in
+the same run by vastmat/experiments/peer_trackers.py: ``--peer-python`` names its python, which times Roboflow
+``trackers``' ByteTrackTracker and SORTTracker where installed there, and the official ByteTrack code with
+``--official-bytetrack``, a checkout of ifzhang/ByteTrack (its yolox/tracker needs numpy, scipy, lap, cython_bbox and
+opencv-python there, not torch):
+
+    python -m venv /tmp/peer && /tmp/peer/bin/pip install lap cython_bbox scipy opencv-python-headless trackers
+    git clone https://github.com/ifzhang/ByteTrack /tmp/ByteTrack
+    python tools/benchmark/association_speed.py --data-root ../shared/data/AnimalTrack-10fps-sim/gt \
+        --det-root ../shared/data/AnimalTrack-10fps-sim/dets --matchers iou cda_fixed --peer-python /tmp/peer/bin/python \
+        --official-bytetrack /tmp/ByteTrack
+
+Every tracker's frames/s is then also given as a multiple of the official ByteTrack's and Roboflow's ByteTrack's.
 Only ``tracker.update`` is timed: detections are read and converted (to mmdet's data samples for mmdet) before.
 Each tracker runs every video ``--repeats`` times; the best total counts (interleaved, so drift of the machine's
 speed affects all alike). Goals (issue 6): BYTETracker >= 5x mmdet's ByteTracker frames/s; CDA adds <= 5% to the
@@ -44,6 +57,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help='random appearance features per detection for TrackTrack, DiffMOT and FairMOT '
                              '(0: none; FairMOT needs them)')
     parser.add_argument('--d2mp-checkpoint', help="DiffMOT's trained D2MP (default: untrained weights)")
+    parser.add_argument('--peer-python', help="the python of an environment with other projects' trackers")
+    parser.add_argument('--official-bytetrack', help='a checkout of ifzhang/ByteTrack (needs --peer-python)')
     return parser.parse_args(argv)
 
 
@@ -54,7 +69,8 @@ def main(argv: list[str] | None = None) -> dict:
     from vastmat.utils.io import write_json_atomic
     args = parse_args(argv)
     results = association_speed(args.data_root, args.det_root, args.videos, args.repeats, args.matchers,
-                                args.trackers, args.feature_dim, args.d2mp_checkpoint)
+                                args.trackers, args.feature_dim, args.d2mp_checkpoint, args.peer_python,
+                                args.official_bytetrack)
     Console().print(speed_table(results))
     if args.out:
         write_json_atomic(results, args.out)

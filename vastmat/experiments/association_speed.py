@@ -1,5 +1,7 @@
 """The association benchmark: frames per second of tracker updates alone on cached detections, VastMAT's trackers per
-matcher beside mmdet's ByteTracker (and BoxMOT's ByteTrack and the SORT plugin when installed).
+matcher beside mmdet's ByteTracker (and BoxMOT's ByteTrack and the SORT plugin when installed), and beside the
+trackers of other projects installed in another Python environment (``peer_python``: the official ByteTrack code
+from a checkout, Roboflow ``trackers``), timed there by :mod:`.peer_trackers` in the same run.
 
 Only the runner's ``run`` is timed: each runner's ``prepare`` converts a video's detections to its inputs before.
 Every runner runs every video ``repeats`` times, interleaved video by video so that drift of the machine's speed
@@ -10,7 +12,11 @@ from __future__ import annotations
 import copy
 import importlib.util
 import inspect
+import json
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -26,6 +32,10 @@ DEFAULT_MATCHERS = ('iou', 'diou', 'cda_fixed', 'cda_adaptive')
 DEFAULT_TRACKERS = ('bytetrack', 'tracktrack')
 MMDET = 'mmdet ByteTracker'
 IOU_BASELINE = 'BYTETracker (iou)'
+# the runners every other one is compared with, where they ran: (name, column of the table)
+REFERENCES = ((MMDET, 'x mmdet'), ('official ByteTrack', 'x official ByteTrack'),
+              ('Roboflow ByteTrackTracker', 'x Roboflow ByteTrack'))
+PEER_SCRIPT = Path(__file__).with_name('peer_trackers.py')
 
 Prepare = Callable[[dict], Any]
 Run = Callable[[dict, Any], list]
@@ -202,6 +212,42 @@ def time_runners(runners: dict[str, Runner], videos: list[dict], repeats: int) -
     return {name: sum(times) for name, times in best.items()}, outputs
 
 
+def write_peer_videos(videos: list[dict], path: str | Path) -> None:
+    """The loaded videos as one ``.npz`` that :mod:`.peer_trackers` reads (numpy only, any numpy version)."""
+    arrays = dict(names=np.array([v['name'] for v in videos]))
+    for v, video in enumerate(videos):
+        boxes, scores = zip(*video['frames']) if video['frames'] else ((), ())
+        arrays[f'counts_{v}'] = np.array([len(s) for s in scores], np.int64)
+        arrays[f'boxes_{v}'] = np.concatenate(boxes).reshape(-1, 4) if boxes else np.zeros((0, 4))
+        arrays[f'scores_{v}'] = np.concatenate(scores) if scores else np.zeros(0)
+    np.savez(path, **arrays)
+
+
+def peer_times(peer_python: str, videos: list[dict], repeats: int, official_bytetrack: str | None = None,
+               log: Callable[[str], Any] = print) -> dict[str, float]:
+    """Seconds per peer tracker (best of ``repeats`` per video, summed) timed by :mod:`.peer_trackers` under
+    ``peer_python`` on the same videos."""
+    with tempfile.TemporaryDirectory() as tmp:
+        videos_file, out = Path(tmp) / 'videos.npz', Path(tmp) / 'times.json'
+        write_peer_videos(videos, videos_file)
+        command = [peer_python, str(PEER_SCRIPT), '--videos', str(videos_file), '--out', str(out),
+                   '--repeats', str(repeats)]
+        if official_bytetrack:
+            command += ['--official-bytetrack', str(official_bytetrack)]
+        log(f'timing the peer trackers under {peer_python}')
+        try:
+            done = subprocess.run(command, capture_output=True, text=True)
+        except OSError as error:
+            raise UserInputError(f'--peer-python {peer_python}: {error}') from error
+        if done.returncode:
+            raise UserInputError(f'--peer-python {peer_python}: {PEER_SCRIPT.name} ended with exit '
+                                 f'{done.returncode}:\n{done.stderr[-3000:]}')
+        seconds = json.loads(out.read_text())['seconds']
+    if not seconds:
+        log(f'{peer_python}: no peer tracker found (no --official-bytetrack, Roboflow trackers not installed)')
+    return seconds
+
+
 def identical_tracks(a: list[list[TrackOutput]], b: list[list[TrackOutput]]) -> bool:
     """Whether two runs' outputs (per video, per frame) have the same ids and boxes (to 1e-6) in every frame."""
     return len(a) == len(b) and all(
@@ -217,12 +263,13 @@ def video_counts(videos: list[dict]) -> dict[str, int]:
 
 
 def speed_results(videos: list[dict], best: dict[str, float]) -> dict:
-    """The benchmark's results: the counts, per runner seconds, frames/s and ratio to mmdet's, and BYTETracker's
+    """The benchmark's results: the counts, per runner seconds, frames/s and its ratio to each reference runner
+    that ran (mmdet's ByteTracker, the official ByteTrack, Roboflow's ByteTrack: ``ratios``), and BYTETracker's
     time per matcher relative to IoU."""
     results = video_counts(videos)
     frames = results['frames']
-    mmdet_fps = frames / best[MMDET]
-    results['trackers'] = {name: dict(seconds=t, fps=frames / t, ratio_to_mmdet=frames / t / mmdet_fps)
+    references = [name for name, _ in REFERENCES if name in best]
+    results['trackers'] = {name: dict(seconds=t, fps=frames / t, ratios={r: best[r] / t for r in references})
                            for name, t in best.items()}
     if IOU_BASELINE in best:
         results['overhead_vs_iou'] = {name: best[name] / best[IOU_BASELINE] - 1 for name in best
@@ -232,25 +279,33 @@ def speed_results(videos: list[dict], best: dict[str, float]) -> dict:
 
 def association_speed(data_root: str, det_root: str | None = None, videos: int | None = None, repeats: int = 3,
                       matchers: Sequence[str] = DEFAULT_MATCHERS, trackers: Sequence[str] = DEFAULT_TRACKERS,
-                      feature_dim: int = 128, checkpoint: str | None = None,
-                      log: Callable[[str], Any] = print) -> dict:
+                      feature_dim: int = 128, checkpoint: str | None = None, peer_python: str | None = None,
+                      official_bytetrack: str | None = None, log: Callable[[str], Any] = print) -> dict:
     """The whole benchmark (see the module's docstring): :func:`speed_results` of every runner of
-    :func:`speed_runners` on the first ``videos`` videos of ``data_root``."""
+    :func:`speed_runners` on the first ``videos`` videos of ``data_root``, and of the peers of :func:`peer_times`
+    under ``peer_python``."""
+    if official_bytetrack and not peer_python:
+        raise UserInputError('--official-bytetrack needs --peer-python (the environment the official code runs in)')
     runners = speed_runners(trackers, matchers, feature_dim, checkpoint, log)
     loaded = load_videos(data_root, det_root, videos)
     best, _ = time_runners(runners, loaded, repeats)
+    if peer_python:
+        best.update(peer_times(peer_python, loaded, repeats, official_bytetrack, log))
     return speed_results(loaded, best)
 
 
 def speed_table(results: dict) -> Table:
-    """The results as a table: seconds, frames/s, ratio to mmdet's ByteTracker and time relative to IoU."""
+    """The results as a table: seconds, frames/s, the ratio to each reference runner (how many times its speed)
+    and time relative to IoU."""
     table = Table(title=f'Association speed: {results["videos"]} videos, {results["frames"]} frames, '
                         f'{results["detections"]} detections')
-    for column in ('tracker', 'seconds', 'frames/s', 'x mmdet ByteTracker', 'time vs IoU'):
+    references = [(name, column) for name, column in REFERENCES if name in results['trackers']]
+    for column in ('tracker', 'seconds', 'frames/s', *(c for _, c in references), 'time vs IoU'):
         table.add_column(column, justify='left' if column == 'tracker' else 'right')
     for name, row in results['trackers'].items():
         overhead = results.get('overhead_vs_iou', {}).get(name)
-        table.add_row(name, f'{row["seconds"]:.3f}', f'{row["fps"]:.0f}', f'{row["ratio_to_mmdet"]:.2f}',
+        table.add_row(name, f'{row["seconds"]:.3f}', f'{row["fps"]:.0f}',
+                      *(f'{row["ratios"][r]:.2f}' for r, _ in references),
                       '' if overhead is None else f'{overhead:+.1%}')
     return table
 

@@ -1,0 +1,133 @@
+"""Times other projects' trackers on the association benchmark's videos, in the Python environment they are
+installed in (a scratch environment outside this project): the official ByteTrack code from a checkout of
+ifzhang/ByteTrack, and Roboflow ``trackers``' ByteTrackTracker and SORTTracker where ``import trackers`` works.
+
+    PEER_PYTHON vastmat/experiments/peer_trackers.py --videos VIDEOS.npz --out TIMES.json [--repeats R]
+        [--official-bytetrack DIR]
+
+A script run by its path in that environment: it needs numpy only (and what each peer imports: the official code
+needs lap, cython_bbox, scipy and opencv), never vastmat. ``vastmat.experiments.association_speed`` writes the videos
+(``write_peer_videos``), runs it with the ``--peer-python`` of tools/benchmark/association_speed.py and reads the
+times back. As there, only ``update`` is timed
+(detections are converted to each peer's input before), each video ``--repeats`` times, the peers interleaved
+video by video, and the best time per video counts.
+
+The official ByteTrack is loaded from ``DIR/yolox/tracker`` (its ``BYTETracker`` with the official defaults
+``track_thresh 0.6, track_buffer 30, match_thresh 0.9, mot20 False``, ``frame_rate=30`` as its evaluator), without
+``yolox/__init__.py`` (which imports torch for the detector); nothing of it is copied. Its 2022 code uses
+``np.float``, which numpy 1.24 removed: the alias is restored to ``float`` (the same dtype) before the import; where
+torch is not installed, the torch modules byte_tracker.py imports but never calls on numpy input are empty modules.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+
+
+def read_videos(path: str) -> list[dict]:
+    """The videos written by ``write_peer_videos``: name and, per frame, (boxes xyxy, scores)."""
+    data = np.load(path)
+    videos = []
+    for v, name in enumerate(data['names']):
+        counts = data[f'counts_{v}']
+        bounds = np.concatenate([[0], np.cumsum(counts)])
+        boxes, scores = data[f'boxes_{v}'], data[f'scores_{v}']
+        videos.append(dict(name=str(name), frames=[(boxes[a:b], scores[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]))
+    return videos
+
+
+def official_bytetrack(root: str):
+    """``(prepare, run)`` of the official BYTETracker of a ByteTrack checkout."""
+    tracker_dir = Path(root) / 'yolox' / 'tracker'
+    if not (tracker_dir / 'byte_tracker.py').is_file():
+        raise SystemExit(f'--official-bytetrack {root}: no yolox/tracker/byte_tracker.py (a checkout of '
+                         'ifzhang/ByteTrack)')
+    for name, folder in (('yolox', tracker_dir.parent), ('yolox.tracker', tracker_dir)):
+        package = types.ModuleType(name)
+        package.__path__ = [str(folder)]
+        sys.modules[name] = package
+    if not hasattr(np, 'float'):
+        np.float = float  # the alias of float the official code uses (removed in numpy 1.24)
+    try:
+        import torch  # noqa: F401
+    except ImportError:  # byte_tracker.py imports torch and torch.nn.functional, and never uses them on numpy input
+        for name in ('torch', 'torch.nn', 'torch.nn.functional'):
+            sys.modules[name] = types.ModuleType(name)
+    from yolox.tracker.basetrack import BaseTrack
+    from yolox.tracker.byte_tracker import BYTETracker
+    args = types.SimpleNamespace(track_thresh=0.6, track_buffer=30, match_thresh=0.9, mot20=False)
+
+    def prepare(video: dict) -> list:
+        return [np.column_stack([boxes, scores]).astype(np.float64) for boxes, scores in video['frames']]
+
+    def run(video: dict, frames: list) -> list:
+        BaseTrack._count = 0  # ids from 1 in every video (a class-level counter)
+        tracker = BYTETracker(args, frame_rate=30)
+        # img_info equal to img_size: no rescaling (update divides the boxes by 1.0 in place)
+        return [tracker.update(dets, (1, 1), (1, 1)) for dets in frames]
+    return prepare, run
+
+
+def roboflow(tracker_class):
+    """``(prepare, run)`` of a Roboflow ``trackers`` tracker with its defaults."""
+    import supervision as sv
+
+    def prepare(video: dict) -> list:
+        return [sv.Detections(xyxy=boxes.astype(np.float32), confidence=scores.astype(np.float32),
+                              class_id=np.zeros(len(scores), int)) if len(scores) else sv.Detections.empty()
+                for boxes, scores in video['frames']]
+
+    def run(video: dict, frames: list) -> list:
+        tracker = tracker_class()
+        return [tracker.update(dets) for dets in frames]
+    return prepare, run
+
+
+def peers(official_root: str | None) -> dict:
+    found = {}
+    if official_root:
+        found['official ByteTrack'] = official_bytetrack(official_root)
+    try:
+        from trackers import ByteTrackTracker, SORTTracker
+    except ImportError:
+        pass
+    else:
+        found['Roboflow ByteTrackTracker'] = roboflow(ByteTrackTracker)
+        found['Roboflow SORTTracker'] = roboflow(SORTTracker)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--videos', required=True)
+    parser.add_argument('--out', required=True)
+    parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--official-bytetrack', help='a checkout of ifzhang/ByteTrack')
+    args = parser.parse_args()
+    videos = read_videos(args.videos)
+    runners = peers(args.official_bytetrack)
+    prepared = {name: [prepare(v) for v in videos] for name, (prepare, _) in runners.items()}
+    best = {name: [float('inf')] * len(videos) for name in runners}
+    for _ in range(args.repeats):
+        for v, video in enumerate(videos):
+            for name, (_, run) in runners.items():
+                start = time.perf_counter()
+                run(video, prepared[name][v])
+                best[name][v] = min(best[name][v], time.perf_counter() - start)
+    result = dict(python=sys.version.split()[0], numpy=np.__version__,
+                  seconds={name: sum(times) for name, times in best.items()})
+    temporary = f'{args.out}.tmp'
+    with open(temporary, 'w') as f:
+        json.dump(result, f, indent=1)
+    os.replace(temporary, args.out)
+
+
+if __name__ == '__main__':
+    main()
