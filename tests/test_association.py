@@ -175,6 +175,22 @@ def test_lapjv_with_limit_is_the_padded_optimum_and_scipy_equals_lap():
         np.testing.assert_array_equal(scipy_result.unmatched_rows, result.unmatched_rows)
 
 
+@pytest.mark.parametrize('limit', [0.3, 0.9, float('inf')])
+def test_scipy_lapjv_equals_lap_on_frame_sized_problems(limit):
+    """The scipy backend (on the unpadded matrix) equals lap's padded problem on problems of a frame's size; with a
+    finite limit on fused-score-like costs (IoU x score: most pairs at 1, which no optimum takes), with none on
+    costs without ties (lap is the default there: pairs at 1 tie)."""
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n, m = rng.integers(1, 40, size=2)
+        overlap = rng.uniform(0, 1, size=(n, m)) < (0.3 if limit < 1 else 1.0)
+        cost = 1.0 - rng.uniform(0, 1, size=(n, m)) * overlap * rng.uniform(0.1, 1, m)
+        lap_result, scipy_result = LapJV(limit, backend='lap')(cost), LapJV(limit, backend='scipy')(cost)
+        np.testing.assert_array_equal(scipy_result.matches, lap_result.matches)
+        np.testing.assert_array_equal(scipy_result.unmatched_rows, lap_result.unmatched_rows)
+        np.testing.assert_array_equal(scipy_result.unmatched_cols, lap_result.unmatched_cols)
+
+
 def test_hungarian_is_the_minimum_full_assignment_then_threshold():
     for cost in _small_problems(1):
         result = Hungarian(thr=0.5)(cost)

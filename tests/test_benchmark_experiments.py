@@ -72,3 +72,50 @@ def test_byte_tracker_reference_benchmark_finds_identical_tracks(tmp_path):
     assert result['identical'] is True and result['videos'] == 2 and result['frames'] > 0
     assert set(result['trackers']) == {'BYTETracker (iou)', 'BYTETracker reference (per-track, official structure)'}
     assert all(row['fps'] > 0 for row in result['trackers'].values())
+
+
+def _fake_bytetrack_checkout(root):
+    """A checkout with the official layout whose tracker counts its calls (the official code is not in the project):
+    yolox/__init__.py fails, as the real one would without torch, so it must not be imported."""
+    tracker = root / 'yolox' / 'tracker'
+    tracker.mkdir(parents=True)
+    (root / 'yolox' / '__init__.py').write_text('raise ImportError("the detector package must not be imported")\n')
+    (tracker / 'basetrack.py').write_text('class BaseTrack:\n    _count = 0\n')
+    (tracker / 'byte_tracker.py').write_text(
+        'import numpy as np\nfrom .basetrack import BaseTrack\n\n\nclass BYTETracker:\n'
+        '    def __init__(self, args, frame_rate=30):\n'
+        '        assert (args.track_thresh, args.track_buffer, args.match_thresh, args.mot20) == (0.6, 30, 0.9, False)\n'
+        '        assert frame_rate == 30 and np.float is float\n\n'
+        '    def update(self, dets, img_info, img_size):\n'
+        '        assert dets.shape[1] == 5 and img_info == img_size\n'
+        '        BaseTrack._count += len(dets)\n        return []\n')
+
+
+def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
+    """The videos reach the peer script intact; a ByteTrack checkout is loaded from yolox/tracker without
+    yolox/__init__.py, with the official defaults, and timed; its times join the results as a reference column."""
+    import sys
+
+    from vastmat.experiments import peer_trackers
+    from vastmat.experiments.association_speed import peer_times, speed_results, speed_table, write_peer_videos
+    from vastmat.utils.errors import UserInputError
+    rng = np.random.default_rng(0)
+    videos = [dict(name=name, frames=[(rng.uniform(0, 50, (k, 4)), rng.uniform(0, 1, k)) for k in counts])
+              for name, counts in (('a', [3, 0, 2]), ('b', [1]))]
+    write_peer_videos(videos, tmp_path / 'videos.npz')
+    read = peer_trackers.read_videos(str(tmp_path / 'videos.npz'))
+    assert [v['name'] for v in read] == ['a', 'b']
+    for ours, theirs in zip(videos, read):
+        assert len(ours['frames']) == len(theirs['frames'])
+        for (boxes, scores), (boxes2, scores2) in zip(ours['frames'], theirs['frames']):
+            np.testing.assert_array_equal(boxes2, boxes)
+            np.testing.assert_array_equal(scores2, scores)
+    _fake_bytetrack_checkout(tmp_path / 'ByteTrack')
+    logged = []
+    seconds = peer_times(sys.executable, videos, 2, str(tmp_path / 'ByteTrack'), log=logged.append)
+    assert 'official ByteTrack' in seconds and seconds['official ByteTrack'] > 0
+    results = speed_results(videos, {'BYTETracker (iou)': seconds['official ByteTrack'] / 4, **seconds})
+    assert results['trackers']['BYTETracker (iou)']['ratios']['official ByteTrack'] == pytest.approx(4)
+    assert 'x official ByteTrack' in [c.header for c in speed_table(results).columns]
+    with pytest.raises(UserInputError, match='no yolox/tracker/byte_tracker.py'):
+        peer_times(sys.executable, videos, 1, str(tmp_path / 'nowhere'), log=logged.append)

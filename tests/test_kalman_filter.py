@@ -34,6 +34,21 @@ def test_initiate_and_predict_values_by_hand():
     assert predicted[0, :4].tolist() == [11, 22, 0.5, 103]
 
 
+def test_predict_by_slices_equals_the_matrix_products_bit_for_bit():
+    """predict adds slices instead of multiplying by F: the same numbers, bit for bit, on any covariance."""
+    kf = KalmanFilterXYAH()
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(40, 8, 8))
+    covariance, mean = a @ a.transpose(0, 2, 1), rng.normal(size=(40, 8)) * 100
+    h = mean[:, 3]
+    p, v, ones = kf.std_weight_position, kf.std_weight_velocity, np.ones(40)
+    std = np.stack([p * h, p * h, 1e-2 * ones, p * h, v * h, v * h, 1e-5 * ones, v * h], axis=1)
+    predicted_mean, predicted_covariance = kf.predict(mean, covariance)
+    assert np.array_equal(predicted_mean, mean @ kf.motion_mat.T)
+    assert np.array_equal(predicted_covariance,
+                          kf.motion_mat @ covariance @ kf.motion_mat.T + np.eye(8) * (std ** 2)[:, None, :])
+
+
 def test_box_conversions_round_trip():
     boxes = np.array([[10.0, 20.0, 50.0, 100.0], [0.5, 0.25, 3.0, 9.0]])
     np.testing.assert_allclose(xyah_to_xyxy(xyxy_to_xyah(boxes)), boxes, atol=1e-12)

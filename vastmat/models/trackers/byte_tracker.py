@@ -228,10 +228,12 @@ class BYTETracker(BaseTracker):
         second = (scores > self.low_thresh) & (scores < self.track_thresh)
         # all detections used this frame, in one array: high first, then second; the original keeps detections
         # as left, top, width, height and recomputes x2 = left + width for costs
-        ltwh = xyxy_to_ltwh(np.concatenate([frame.bboxes[high], frame.bboxes[second]]))
+        high, second = high.nonzero()[0], second.nonzero()[0]
+        used = np.concatenate([high, second])
+        ltwh = xyxy_to_ltwh(frame.bboxes[used])
         boxes = ltwh_to_xyxy(ltwh)
-        det_scores = np.concatenate([scores[high], scores[second]])
-        num_high = int(high.sum())
+        det_scores = scores[used]
+        num_high = len(high)
         second_idx = np.arange(num_high, len(boxes))
 
         store = self.tracks
