@@ -91,6 +91,29 @@ def _fake_bytetrack_checkout(root):
         '        BaseTrack._count += len(dets)\n        return []\n')
 
 
+def _fake_fairmot_checkout(root):
+    """A FairMOT checkout whose update fails unless the network lines are removed and checks what it is given."""
+    tracker = root / 'src' / 'lib' / 'tracker'
+    tracker.mkdir(parents=True)
+    (root / 'src' / 'lib' / 'tracking_utils').mkdir()
+    (tracker / 'basetrack.py').write_text('class BaseTrack:\n    _count = 0\n')
+    (tracker / 'multitracker.py').write_text(
+        'import numpy as np\nimport torch\nfrom models import *\nfrom models.model import create_model, load_model\n'
+        'from tracking_utils.utils import *\n\nfrom .basetrack import BaseTrack\n\n\nclass JDETracker(object):\n'
+        '    def __init__(self, opt, frame_rate=30):\n'
+        '        self.model = load_model(create_model(opt.arch, opt.heads, opt.head_conv), opt.load_model)\n'
+        '        self.model = self.model.to(torch.device("cpu"))\n'
+        '        assert opt.conf_thres == 0.4 and opt.track_buffer == 30 and frame_rate == 10\n\n'
+        '    def update(self, im_blob, img0):\n'
+        '        width = img0.shape[1]\n'
+        '        raise RuntimeError("the network lines must be removed")\n'
+        '        dets = self.merge_outputs([dets])[1]\n'
+        '        assert dets.shape[1] == 5 and id_feature.shape == (len(dets), 8)\n'
+        '        assert np.allclose(np.linalg.norm(id_feature, axis=1), 1)\n'
+        '        BaseTrack._count += 1\n'
+        '        return []\n')
+
+
 def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
     """The videos reach the peer script intact; a ByteTrack checkout is loaded from yolox/tracker without
     yolox/__init__.py, with the official defaults, and timed; its times join the results as a reference column."""
@@ -100,7 +123,8 @@ def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
     from vastmat.experiments.association_speed import peer_times, speed_results, speed_table, write_peer_videos
     from vastmat.utils.errors import UserInputError
     rng = np.random.default_rng(0)
-    videos = [dict(name=name, frames=[(rng.uniform(0, 50, (k, 4)), rng.uniform(0, 1, k)) for k in counts])
+    videos = [dict(name=name, frame_rate=10.0,
+                   frames=[(rng.uniform(0, 50, (k, 4)), rng.uniform(0, 1, k)) for k in counts])
               for name, counts in (('a', [3, 0, 2]), ('b', [1]))]
     write_peer_videos(videos, tmp_path / 'videos.npz')
     read = peer_trackers.read_videos(str(tmp_path / 'videos.npz'))
@@ -119,3 +143,11 @@ def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
     assert 'x official ByteTrack' in [c.header for c in speed_table(results).columns]
     with pytest.raises(UserInputError, match='no yolox/tracker/byte_tracker.py'):
         peer_times(sys.executable, videos, 1, str(tmp_path / 'nowhere'), log=logged.append)
+    # FairMOT: the documented edit (update takes the decoded detections and the benchmark's unit features)
+    _fake_fairmot_checkout(tmp_path / 'FairMOT')
+    seconds = peer_times(sys.executable, videos, 1, None, str(tmp_path / 'FairMOT'), feature_dim=8,
+                         log=logged.append)
+    assert list(seconds) == ['official JDETracker'] and seconds['official JDETracker'] > 0
+    results = speed_results(videos, {'JDETracker (iou)': seconds['official JDETracker'] / 2, **seconds})
+    assert results['trackers']['JDETracker (iou)']['ratio_to_official'] == pytest.approx(2)
+    assert 'x its official code' in [c.header for c in speed_table(results).columns]

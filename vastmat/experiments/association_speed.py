@@ -35,6 +35,8 @@ IOU_BASELINE = 'BYTETracker (iou)'
 # the runners every other one is compared with, where they ran: (name, column of the table)
 REFERENCES = ((MMDET, 'x mmdet'), ('official ByteTrack', 'x official ByteTrack'),
               ('Roboflow ByteTrackTracker', 'x Roboflow ByteTrack'))
+# each port's official code, timed by peer_trackers where given: a column of its own
+OFFICIAL = {'BYTETracker': 'official ByteTrack', 'JDETracker': 'official JDETracker'}
 PEER_SCRIPT = Path(__file__).with_name('peer_trackers.py')
 
 Prepare = Callable[[dict], Any]
@@ -62,19 +64,25 @@ def vastmat_prepare(video: dict) -> list[TrackingFrame]:
             for i, (boxes, scores) in enumerate(video['frames'])]
 
 
+def random_features(video: dict, dim: int) -> list[np.ndarray]:
+    """``dim`` random unit appearance features per detection of each frame (seeded per video)."""
+    rng = np.random.default_rng(len(video['name']))
+    features = []
+    for _, scores in video['frames']:
+        frame_features = rng.standard_normal((len(scores), dim))
+        frame_features /= np.linalg.norm(frame_features, axis=1, keepdims=True)
+        features.append(frame_features)
+    return features
+
+
 def features_prepare(dim: int) -> Prepare:
-    """Like :func:`vastmat_prepare`, with ``dim`` random unit features per detection (seeded per video; 0: none)."""
+    """Like :func:`vastmat_prepare`, with :func:`random_features` (0: none)."""
     def prepare(video: dict) -> list[TrackingFrame]:
-        rng = np.random.default_rng(len(video['name']))
-        frames = []
-        for i, (boxes, scores) in enumerate(video['frames']):
-            features = rng.standard_normal((len(scores), dim)) if dim else None
-            if features is not None:
-                features /= np.linalg.norm(features, axis=1, keepdims=True)
-            frames.append(TrackingFrame.from_arrays(boxes, scores, i + 1, video_name=video['name'],
-                                                    frame_rate=video['frame_rate'], features=features,
-                                                    image_size=video['image_size']))
-        return frames
+        features = random_features(video, dim) if dim else [None] * len(video['frames'])
+        return [TrackingFrame.from_arrays(boxes, scores, i + 1, video_name=video['name'],
+                                          frame_rate=video['frame_rate'], features=frame_features,
+                                          image_size=video['image_size'])
+                for i, ((boxes, scores), frame_features) in enumerate(zip(video['frames'], features))]
     return prepare
 
 
@@ -212,28 +220,36 @@ def time_runners(runners: dict[str, Runner], videos: list[dict], repeats: int) -
     return {name: sum(times) for name, times in best.items()}, outputs
 
 
-def write_peer_videos(videos: list[dict], path: str | Path) -> None:
-    """The loaded videos as one ``.npz`` that :mod:`.peer_trackers` reads (numpy only, any numpy version)."""
+def write_peer_videos(videos: list[dict], path: str | Path, feature_dim: int = 0) -> None:
+    """The loaded videos as one ``.npz`` that :mod:`.peer_trackers` reads (numpy only, any numpy version), with the
+    benchmark's :func:`random_features` where ``feature_dim`` is given."""
     arrays = dict(names=np.array([v['name'] for v in videos]))
     for v, video in enumerate(videos):
         boxes, scores = zip(*video['frames']) if video['frames'] else ((), ())
         arrays[f'counts_{v}'] = np.array([len(s) for s in scores], np.int64)
         arrays[f'boxes_{v}'] = np.concatenate(boxes).reshape(-1, 4) if boxes else np.zeros((0, 4))
         arrays[f'scores_{v}'] = np.concatenate(scores) if scores else np.zeros(0)
+        arrays[f'frame_rate_{v}'] = np.array(video.get('frame_rate', 30.0))
+        if feature_dim:
+            features = random_features(video, feature_dim)
+            arrays[f'features_{v}'] = np.concatenate(features) if features else np.zeros((0, feature_dim))
     np.savez(path, **arrays)
 
 
 def peer_times(peer_python: str, videos: list[dict], repeats: int, official_bytetrack: str | None = None,
+               official_fairmot: str | None = None, feature_dim: int = 128,
                log: Callable[[str], Any] = print) -> dict[str, float]:
     """Seconds per peer tracker (best of ``repeats`` per video, summed) timed by :mod:`.peer_trackers` under
-    ``peer_python`` on the same videos."""
+    ``peer_python`` on the same videos (the official FairMOT tracker with the benchmark's random features)."""
     with tempfile.TemporaryDirectory() as tmp:
         videos_file, out = Path(tmp) / 'videos.npz', Path(tmp) / 'times.json'
-        write_peer_videos(videos, videos_file)
+        write_peer_videos(videos, videos_file, feature_dim if official_fairmot else 0)
         command = [peer_python, str(PEER_SCRIPT), '--videos', str(videos_file), '--out', str(out),
                    '--repeats', str(repeats)]
         if official_bytetrack:
             command += ['--official-bytetrack', str(official_bytetrack)]
+        if official_fairmot:
+            command += ['--official-fairmot', str(official_fairmot)]
         log(f'timing the peer trackers under {peer_python}')
         try:
             done = subprocess.run(command, capture_output=True, text=True)
@@ -244,7 +260,8 @@ def peer_times(peer_python: str, videos: list[dict], repeats: int, official_byte
                                  f'{done.returncode}:\n{done.stderr[-3000:]}')
         seconds = json.loads(out.read_text())['seconds']
     if not seconds:
-        log(f'{peer_python}: no peer tracker found (no --official-bytetrack, Roboflow trackers not installed)')
+        log(f'{peer_python}: no peer tracker found (no --official-bytetrack / --official-fairmot, Roboflow trackers '
+            'not installed)')
     return seconds
 
 
@@ -271,6 +288,10 @@ def speed_results(videos: list[dict], best: dict[str, float]) -> dict:
     references = [name for name, _ in REFERENCES if name in best]
     results['trackers'] = {name: dict(seconds=t, fps=frames / t, ratios={r: best[r] / t for r in references})
                            for name, t in best.items()}
+    for name, row in results['trackers'].items():
+        official = OFFICIAL.get(name.split(' (')[0])
+        if official in best:
+            row['ratio_to_official'] = best[official] / row['seconds']
     if IOU_BASELINE in best:
         results['overhead_vs_iou'] = {name: best[name] / best[IOU_BASELINE] - 1 for name in best
                                       if name.startswith('BYTETracker (')}
@@ -280,17 +301,19 @@ def speed_results(videos: list[dict], best: dict[str, float]) -> dict:
 def association_speed(data_root: str, det_root: str | None = None, videos: int | None = None, repeats: int = 3,
                       matchers: Sequence[str] = DEFAULT_MATCHERS, trackers: Sequence[str] = DEFAULT_TRACKERS,
                       feature_dim: int = 128, checkpoint: str | None = None, peer_python: str | None = None,
-                      official_bytetrack: str | None = None, log: Callable[[str], Any] = print) -> dict:
+                      official_bytetrack: str | None = None, official_fairmot: str | None = None,
+                      log: Callable[[str], Any] = print) -> dict:
     """The whole benchmark (see the module's docstring): :func:`speed_results` of every runner of
     :func:`speed_runners` on the first ``videos`` videos of ``data_root``, and of the peers of :func:`peer_times`
     under ``peer_python``."""
-    if official_bytetrack and not peer_python:
-        raise UserInputError('--official-bytetrack needs --peer-python (the environment the official code runs in)')
+    if (official_bytetrack or official_fairmot) and not peer_python:
+        raise UserInputError('--official-bytetrack / --official-fairmot need --peer-python (the environment the '
+                             'official code runs in)')
     runners = speed_runners(trackers, matchers, feature_dim, checkpoint, log)
     loaded = load_videos(data_root, det_root, videos)
     best, _ = time_runners(runners, loaded, repeats)
     if peer_python:
-        best.update(peer_times(peer_python, loaded, repeats, official_bytetrack, log))
+        best.update(peer_times(peer_python, loaded, repeats, official_bytetrack, official_fairmot, feature_dim, log))
     return speed_results(loaded, best)
 
 
@@ -300,12 +323,16 @@ def speed_table(results: dict) -> Table:
     table = Table(title=f'Association speed: {results["videos"]} videos, {results["frames"]} frames, '
                         f'{results["detections"]} detections')
     references = [(name, column) for name, column in REFERENCES if name in results['trackers']]
-    for column in ('tracker', 'seconds', 'frames/s', *(c for _, c in references), 'time vs IoU'):
+    with_official = any('ratio_to_official' in row for row in results['trackers'].values())
+    for column in ('tracker', 'seconds', 'frames/s', *(c for _, c in references),
+                   *(('x its official code', ) if with_official else ()), 'time vs IoU'):
         table.add_column(column, justify='left' if column == 'tracker' else 'right')
     for name, row in results['trackers'].items():
         overhead = results.get('overhead_vs_iou', {}).get(name)
+        official = row.get('ratio_to_official')
         table.add_row(name, f'{row["seconds"]:.3f}', f'{row["fps"]:.0f}',
                       *(f'{row["ratios"][r]:.2f}' for r, _ in references),
+                      *((f'{official:.2f}' if official else '', ) if with_official else ()),
                       '' if overhead is None else f'{overhead:+.1%}')
     return table
 

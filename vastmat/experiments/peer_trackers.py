@@ -32,14 +32,21 @@ import numpy as np
 
 
 def read_videos(path: str) -> list[dict]:
-    """The videos written by ``write_peer_videos``: name and, per frame, (boxes xyxy, scores)."""
+    """The videos written by ``write_peer_videos``: name, frame rate, per frame (boxes xyxy, scores) and, where
+    written, per frame appearance features."""
     data = np.load(path)
     videos = []
     for v, name in enumerate(data['names']):
         counts = data[f'counts_{v}']
         bounds = np.concatenate([[0], np.cumsum(counts)])
         boxes, scores = data[f'boxes_{v}'], data[f'scores_{v}']
-        videos.append(dict(name=str(name), frames=[(boxes[a:b], scores[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]))
+        rate = data[f'frame_rate_{v}'] if f'frame_rate_{v}' in data else 30.0
+        video = dict(name=str(name), frame_rate=float(rate),
+                     frames=[(boxes[a:b], scores[a:b]) for a, b in zip(bounds[:-1], bounds[1:])])
+        if f'features_{v}' in data:
+            features = data[f'features_{v}']
+            video['features'] = [features[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        videos.append(video)
     return videos
 
 
@@ -75,6 +82,83 @@ def official_bytetrack(root: str):
     return prepare, run
 
 
+# the edit that makes the official FairMOT tracker take decoded detections (as tests/fixtures/jde_official was made):
+# the signature, and the lines from the first to the last of these removed (image meta, network forward, decoding)
+FAIRMOT_SIGNATURE = ('def update(self, im_blob, img0):', 'def update(self, dets, id_feature):')
+FAIRMOT_NETWORK_LINES = ('width = img0.shape[1]', 'dets = self.merge_outputs([dets])[1]')
+
+
+def _empty_modules(**modules: dict) -> None:
+    """Modules that the official tracker file imports for its network part, which the timed part never calls."""
+    for name, attributes in modules.items():
+        module = types.ModuleType(name)
+        module.__dict__.update(attributes)
+        module.__path__ = []
+        sys.modules.setdefault(name, module)
+
+
+def official_fairmot(root: str):
+    """``(prepare, run)`` of the official FairMOT ``JDETracker`` of a checkout, edited as tests/fixtures/jde_official
+    says: ``update(dets, id_feature)`` without the network forward and decoding (everything from the score filter
+    on is the official code); the network-side modules it imports are empty modules, its per-frame debug log is
+    not written (the ``'root'`` logger at WARNING)."""
+    lib = Path(root) / 'src' / 'lib'
+    source_file = lib / 'tracker' / 'multitracker.py'
+    if not source_file.is_file():
+        raise SystemExit(f'--official-fairmot {root}: no src/lib/tracker/multitracker.py (a checkout of ifzhang/FairMOT)')
+    lines = source_file.read_text().splitlines()
+    text = '\n'.join(lines)
+    first = next((i for i, line in enumerate(lines) if line.strip() == FAIRMOT_NETWORK_LINES[0]), None)
+    last = next((i for i, line in enumerate(lines) if line.strip() == FAIRMOT_NETWORK_LINES[1]), None)
+    if FAIRMOT_SIGNATURE[0] not in text or first is None or last is None or last < first:
+        raise SystemExit(f'{source_file}: not the multitracker.py this edit was written for (FairMOT 4aa6297)')
+    edited = '\n'.join(lines[:first] + lines[last + 1:]).replace(*FAIRMOT_SIGNATURE)
+    if not hasattr(np, 'float'):
+        np.float = float
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        _empty_modules(**{'torch': {}, 'torch.nn': {}, 'torch.nn.functional': {}})
+
+    class NoModel:
+        def to(self, device):
+            return self
+
+        def eval(self):
+            return self
+    _empty_modules(**{'models': {}, 'models.decode': dict(mot_decode=None),
+                      'models.model': dict(create_model=lambda *args: NoModel(), load_model=lambda model, path: model),
+                      'models.utils': dict(_tranpose_and_gather_feat=None), 'utils': {},
+                      'utils.image': dict(get_affine_transform=None),
+                      'utils.post_process': dict(ctdet_post_process=None), 'tracking_utils.utils': {}})
+    for name, folder in (('tracker', lib / 'tracker'), ('tracking_utils', lib / 'tracking_utils')):
+        package = types.ModuleType(name)
+        package.__path__ = [str(folder)]
+        sys.modules[name] = package
+    if 'torch' in sys.modules and not hasattr(sys.modules['torch'], 'device'):
+        sys.modules['torch'].device = lambda name: name
+    import logging
+    module = types.ModuleType('tracker.multitracker')
+    module.__package__, module.__file__ = 'tracker', str(source_file)
+    sys.modules['tracker.multitracker'] = module
+    exec(compile(edited, str(source_file), 'exec'), module.__dict__)
+    logging.getLogger('root').setLevel(logging.WARNING)
+    from tracker.basetrack import BaseTrack
+    opt = types.SimpleNamespace(gpus=[-1], conf_thres=0.4, track_buffer=30, K=500, mean=[0.408, 0.447, 0.470],
+                                std=[0.289, 0.274, 0.278], down_ratio=4, num_classes=1, ltrb=True, reg_offset=True,
+                                min_box_area=100, arch='dla_34', heads={}, head_conv=256, load_model='')
+
+    def prepare(video: dict) -> list:
+        return [(np.column_stack([boxes, scores]).astype(np.float64), features)
+                for (boxes, scores), features in zip(video['frames'], video['features'])]
+
+    def run(video: dict, frames: list) -> list:
+        BaseTrack._count = 0
+        tracker = module.JDETracker(opt, frame_rate=video['frame_rate'])
+        return [tracker.update(dets, features) for dets, features in frames]
+    return prepare, run
+
+
 def roboflow(tracker_class):
     """``(prepare, run)`` of a Roboflow ``trackers`` tracker with its defaults."""
     import supervision as sv
@@ -90,10 +174,12 @@ def roboflow(tracker_class):
     return prepare, run
 
 
-def peers(official_root: str | None) -> dict:
+def peers(official_root: str | None, fairmot_root: str | None = None) -> dict:
     found = {}
     if official_root:
         found['official ByteTrack'] = official_bytetrack(official_root)
+    if fairmot_root:
+        found['official JDETracker'] = official_fairmot(fairmot_root)
     try:
         from trackers import ByteTrackTracker, SORTTracker
     except ImportError:
@@ -110,9 +196,10 @@ def main() -> None:
     parser.add_argument('--out', required=True)
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--official-bytetrack', help='a checkout of ifzhang/ByteTrack')
+    parser.add_argument('--official-fairmot', help='a checkout of ifzhang/FairMOT (needs features in --videos)')
     args = parser.parse_args()
     videos = read_videos(args.videos)
-    runners = peers(args.official_bytetrack)
+    runners = peers(args.official_bytetrack, args.official_fairmot)
     prepared = {name: [prepare(v) for v in videos] for name, (prepare, _) in runners.items()}
     best = {name: [float('inf')] * len(videos) for name in runners}
     for _ in range(args.repeats):
