@@ -140,21 +140,21 @@ E0, E1 = unit([1, 0, 0, 0]), unit([0, 1, 0, 0])
 def test_fusion_cost_on_a_hand_built_pair():
     """cost = 0.98 * cosine + 0.02 * maha^2 for a track one prediction after its start (values by hand from the
     filter's formulas: projected variance of x, y and h is h^2 (6 sp^2 + 100 sv^2), sp = 1/20, sv = 1/160)."""
-    from vastmat.models.trackers.jde_tracker import JDETrack
     from vastmat.structures.bbox import xyxy_to_xyah
     tracker = JDETracker()
     mean, cov = tracker.motion.predict(*tracker.motion.initiate(xyxy_to_xyah(np.array([box(0)]))))
-    track = JDETrack(1, mean[0], cov[0], 0.9, 1, E0)
+    tracker.tracks.set_row_shape('smooth_feat', (4, ))
+    track = tracker.tracks.add(np.array([0.9]), 1, mean=mean, covariance=cov, smooth_feat=E0[None])
     det_feats = np.array([[0.6, 0.8, 0.0, 0.0]])  # cosine distance 0.4
     var_x = 100.0 ** 2 * (6 / 20 ** 2 + 100 / 160 ** 2)
     maha = 10.0 ** 2 / var_x  # the detection is 10 px to the right
-    cost = tracker.embedding_cost([track], det_feats, xyxy_to_xyah(np.array([box(10)])))
+    cost = tracker.embedding_cost(track, det_feats, xyxy_to_xyah(np.array([box(10)])))
     assert cost[0, 0] == pytest.approx(0.98 * 0.4 + 0.02 * maha, abs=1e-12)
     assert cost[0, 0] == pytest.approx(0.4025785123966942, abs=1e-12)
     # beyond the gate (maha^2 > 9.4877, i.e. > 42.35 px here) the pair is impossible, whatever the appearance
-    far = tracker.embedding_cost([track], np.array([E0]), xyxy_to_xyah(np.array([box(43)])))
+    far = tracker.embedding_cost(track, np.array([E0]), xyxy_to_xyah(np.array([box(43)])))
     assert np.isinf(far[0, 0])
-    near = tracker.embedding_cost([track], np.array([E0]), xyxy_to_xyah(np.array([box(42)])))
+    near = tracker.embedding_cost(track, np.array([E0]), xyxy_to_xyah(np.array([box(42)])))
     assert near[0, 0] == pytest.approx(0.02 * 42.0 ** 2 / var_x, abs=1e-12)
 
 
@@ -186,7 +186,8 @@ def test_gate_rejects_a_far_detection_with_identical_features():
     step(tracker, [box(0)], [E0], 1)
     # 45 px: beyond the gate, and 1 - IoU = 0.62 > 0.5 in the IoU stage: lost, and a new (unconfirmed) track
     assert len(step(tracker, [box(45)], [E0], 2)) == 0
-    assert tracker.tracks.lost[0].track_id == 1 and tracker.tracks.tracked[0].track_id == 2
+    store = tracker.tracks
+    assert store.ids[store.lost].tolist() == [1] and store.ids[store.tracked].tolist() == [2]
 
 
 def test_feature_ema_and_the_re_activation_quirks():
@@ -269,6 +270,13 @@ def test_missing_features_and_bad_embeddings_are_errors():
     with pytest.raises(ValueError, match='all-zero embedding'):
         tracker.update(TrackingFrame.from_arrays(np.array([box(0)]), np.array([0.9]), 1,
                                                  features=np.zeros((1, 4)), video_name='v'))
+    # the embedding dimension is set by a video's first frame; another one within the video is an error
+    tracker.reset()
+    assert step(tracker, [box(0)], [E0], 1).features.shape == (1, 4)
+    with pytest.raises(ValueError, match="embeddings of dimension 3, the tracks have 4"):
+        step(tracker, [box(0)], [[1.0, 0.0, 0.0]], 2)
+    tracker.reset()
+    assert step(tracker, [box(0)], [[1.0, 0.0, 0.0]], 1).features.shape == (1, 3)
 
 
 def test_registered_in_the_zoo_with_official_defaults():

@@ -300,11 +300,14 @@ def test_bytetrack_context_is_its_kalman_state_row_by_row():
 def test_jde_and_tracktrack_pass_their_kalman_state():
     from vastmat.models.trackers import JDETracker, TrackTrackTracker
     from vastmat.structures import cxcywh_to_xyxy
+    from vastmat.structures.bbox import xyah_to_xyxy
 
     def check_jde(track_boxes, context):
         pool, unconfirmed = _lifecycle_rows(jde)
-        np.testing.assert_allclose(context['track_displacement'],
-                                   [math.hypot(t.mean[4], t.mean[5]) for t in pool + unconfirmed], rtol=1e-12)
+        mean = jde.tracks.mean[np.concatenate([pool, unconfirmed])]  # rows of JDETracker's track store
+        np.testing.assert_array_equal(track_boxes, xyah_to_xyxy(mean[:, :4]))
+        np.testing.assert_allclose(context['track_displacement'], [math.hypot(m[4], m[5]) for m in mean],
+                                   rtol=1e-12)
 
     jde = JDETracker(matcher=Recorder(check_jde, plus_one=True))
     jde_out = [jde.update(frame) for frame in _at10_frames('deer_4', 15, features=16)]

@@ -34,27 +34,8 @@ from ..association.solvers import LapJV
 from ..motion import KalmanFilterXYAH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
-from .track_lifecycle import TRACKED, Track, reported_mask
+from .track_lifecycle import TRACKED, reported_mask
 from .track_store import TrackRows, TrackStore
-
-
-class KalmanTrack(Track):
-    """A ByteTrack track: the lifecycle fields plus the xyah Kalman state and the left, top, width, height of the
-    detection it took last (None where the tracker does not keep it)."""
-
-    __slots__ = ('mean', 'covariance', 'detection_box')
-
-    def __init__(self, track_id: int, mean: np.ndarray, covariance: np.ndarray, score: float, frame_id: int,
-                 detection_box: np.ndarray | None = None) -> None:
-        super().__init__(track_id, score, frame_id)
-        self.mean, self.covariance, self.detection_box = mean, covariance, detection_box
-
-
-def kalman_boxes(tracks: list[KalmanTrack]) -> np.ndarray:
-    """x1 y1 x2 y2 of the tracks' current Kalman states."""
-    if not tracks:
-        return np.zeros((0, 4))
-    return xyah_to_xyxy(np.array([t.mean[:4] for t in tracks]))
 
 
 def store_kalman_boxes(store: TrackStore, rows: np.ndarray) -> np.ndarray:
@@ -62,17 +43,16 @@ def store_kalman_boxes(store: TrackStore, rows: np.ndarray) -> np.ndarray:
     return xyah_to_xyxy(store.mean[rows, :4])
 
 
-def multi_predict(motion: Any, tracks: list[KalmanTrack]) -> None:
-    """The official ``STrack.multi_predict`` of the ByteTrack / JDE family: one Kalman step for every track at
-    once, the height velocity (``vh``, state index 7) zeroed first for tracks that are not tracked."""
-    if not tracks:
+def predict_rows(motion: Any, store: TrackStore, rows: np.ndarray, freeze_lost_height: bool = True) -> None:
+    """The official ``STrack.multi_predict`` of the ByteTrack / JDE family on rows of a track store: one Kalman step
+    for all at once, the height velocity (``vh``, state index 7) zeroed first for rows that are not tracked (unless
+    ``freeze_lost_height`` is False)."""
+    if not len(rows):
         return
-    mean = np.array([t.mean for t in tracks])
-    covariance = np.array([t.covariance for t in tracks])
-    mean[np.array([t.state != TRACKED for t in tracks]), 7] = 0.0
-    mean, covariance = motion.predict(mean, covariance)
-    for t, m, c in zip(tracks, mean, covariance):
-        t.mean, t.covariance = m, c
+    mean, covariance = store.mean[rows], store.covariance[rows]
+    if freeze_lost_height:
+        mean[store.state[rows] != TRACKED, 7] = 0.0
+    store.mean[rows], store.covariance[rows] = motion.predict(mean, covariance)
 
 
 def buffer_size(track_buffer: int, buffer_frame_rate: float | None, frame: TrackingFrame) -> int:
@@ -94,12 +74,12 @@ def check_reported_box(reported_box: str) -> str:
     return reported_box
 
 
-def reported_boxes(tracks: list[KalmanTrack], reported_box: str) -> np.ndarray:
-    """x1 y1 x2 y2 written for the tracks: their Kalman states (``'kalman'``, the official) or the detections they
-    took last (``'detection'``, Roboflow ``trackers``)."""
-    if reported_box == 'kalman' or not tracks:
-        return kalman_boxes(tracks)
-    return ltwh_to_xyxy(np.array([t.detection_box for t in tracks]))
+def reported_boxes(store: TrackStore, rows: np.ndarray, reported_box: str) -> np.ndarray:
+    """x1 y1 x2 y2 written for rows of a track store: their Kalman states (``'kalman'``, the official) or the
+    detections they took last (``'detection'``, Roboflow ``trackers``; a ``detection_box`` column, ltwh)."""
+    if reported_box == 'kalman':
+        return store_kalman_boxes(store, rows)
+    return ltwh_to_xyxy(store.detection_box[rows])
 
 
 @MODELS.register_module()
@@ -198,17 +178,6 @@ class BYTETracker(BaseTracker):
             sim = sim * scores[cols][None, :]
         return 1.0 - sim
 
-    def _predict(self, rows: np.ndarray) -> None:
-        """One Kalman step of the rows at once (the official ``STrack.multi_predict``), the height velocity zeroed
-        first for tracks that are not tracked (unless ``freeze_lost_height`` is False)."""
-        if not len(rows):
-            return
-        store = self.tracks
-        mean, covariance = store.mean[rows], store.covariance[rows]
-        if self.freeze_lost_height:
-            mean[store.state[rows] != TRACKED, 7] = 0.0
-        store.mean[rows], store.covariance[rows] = self.motion.predict(mean, covariance)
-
     def _apply_updates(self, rows: np.ndarray, dets: np.ndarray, ltwh: np.ndarray, scores: np.ndarray,
                        frame_id: int) -> None:
         """Kalman update of every matched row at once, in match order (the official ``update`` /
@@ -239,7 +208,7 @@ class BYTETracker(BaseTracker):
         store = self.tracks
         confirmed, unconfirmed = store.confirmed_and_unconfirmed()
         pool = store.pool(confirmed)
-        self._predict(pool)
+        predict_rows(self.motion, store, pool, self.freeze_lost_height)
 
         # one similarity matrix for the three stages (each entry depends only on its pair, so the slices equal the
         # official per-stage matrices); the matcher's fixed cost is paid once per frame
@@ -294,9 +263,6 @@ class BYTETracker(BaseTracker):
         if not len(rows):
             return TrackOutput.empty()
         store = self.tracks
-        if self.reported_box == 'kalman':
-            boxes = store_kalman_boxes(store, rows)
-        else:
-            boxes = ltwh_to_xyxy(store.detection_box[rows])
+        boxes = reported_boxes(store, rows, self.reported_box)
         keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
         return TrackOutput(store.ids[rows][keep], boxes[keep], store.score[rows][keep])

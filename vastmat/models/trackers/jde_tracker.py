@@ -17,7 +17,8 @@ detector's, see :class:`~vastmat.models.mot.TrackingByDetection`):
 4. unconfirmed tracks against the detections left, cost limit 0.7; those left are removed;
 5. new tracks from the detections left with ``score >= det_thresh = conf_thres`` (confirmed at once only in the
    video's first frame); lost tracks not matched for more than ``int(frame_rate / 30 * track_buffer)`` frames
-   removed; the ByteTrack-family bookkeeping and duplicate removal (:mod:`.track_lifecycle`);
+   removed; the ByteTrack-family bookkeeping and duplicate removal (:class:`.TrackStore`: the tracks of a video
+   are rows of stacked arrays, as :class:`.BYTETracker`'s);
 6. output: the confirmed tracked tracks, the box their Kalman state, their smoothed embeddings as features.
 
 Appearance (``STrack.update_features``): every match (update and re-activation, in every stage) updates the
@@ -51,25 +52,15 @@ from ..association.solvers import LapJV
 from ..motion.kalman_filter import CHI2INV95  # (importing ..motion registers the default KalmanFilterXYAH)
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
-from .byte_tracker import (REPORTED_BOXES, KalmanTrack, buffer_size, check_reported_box, kalman_boxes, multi_predict,
-                           reported_boxes)
-from .track_lifecycle import TRACKED, TrackLifecycle, reported_mask
+from .byte_tracker import (REPORTED_BOXES, buffer_size, check_reported_box, predict_rows, reported_boxes,
+                           store_kalman_boxes)
+from .track_lifecycle import TRACKED, reported_mask
+from .track_store import TrackRows, TrackStore
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
     """Rows divided by their L2 norm (the official ``feat /= np.linalg.norm(feat)``, applied to every row)."""
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
-
-
-class JDETrack(KalmanTrack):
-    """A FairMOT track: Kalman state plus the smoothed (``smooth_feat``) and last (``curr_feat``) embeddings."""
-
-    __slots__ = ('smooth_feat', 'curr_feat')
-
-    def __init__(self, track_id: int, mean: np.ndarray, covariance: np.ndarray, score: float, frame_id: int,
-                 feature: np.ndarray, detection_box: np.ndarray | None = None) -> None:
-        super().__init__(track_id, mean, covariance, score, frame_id, detection_box)
-        self.smooth_feat = self.curr_feat = feature
 
 
 @MODELS.register_module()
@@ -136,7 +127,11 @@ class JDETracker(BaseTracker):
         if not hasattr(self.motion, 'gating_distance'):
             raise TypeError(f'JDETracker: the motion model {type(self.motion).__name__} has no gating_distance '
                             '(fuse_motion needs the squared Mahalanobis distance)')
-        self.tracks = TrackLifecycle(kalman_boxes, duplicate_thresh)
+        # the tracks of a video as rows of arrays: the xyah Kalman state, the detection taken last (ltwh) and the
+        # smoothed embedding (its dimension set by the first frame's features)
+        self.tracks = TrackStore(dict(mean=((8, ), np.float64), covariance=((8, 8), np.float64),
+                                      detection_box=((4, ), np.float64), smooth_feat=((0, ), np.float64)),
+                                 store_kalman_boxes, duplicate_thresh)
         if buffer_frame_rate is None:
             self.required_inputs = ('features', 'frame_rate')
 
@@ -148,33 +143,34 @@ class JDETracker(BaseTracker):
         return buffer_size(self.track_buffer, self.buffer_frame_rate, frame)
 
     # ---------------------------------------------------------------------------------------------------- helpers
-    def embedding_cost(self, tracks: list[JDETrack], features: np.ndarray, xyah: np.ndarray) -> np.ndarray:
-        """The embedding stage's cost (official ``embedding_distance`` then ``fuse_motion``): cosine distance of
-        the tracks' smoothed embeddings to the detections' ``features``, ``inf`` beyond the Mahalanobis gate, then
-        ``lambda * cosine + (1 - lambda) * maha^2``."""
-        if not tracks or not len(features):
-            return np.zeros((len(tracks), len(features)))
-        cost = np.maximum(0.0, cdist(np.array([t.smooth_feat for t in tracks]), features, 'cosine'))
-        maha = self.motion.gating_distance(np.array([t.mean for t in tracks]),
-                                           np.array([t.covariance for t in tracks]), xyah)
+    def embedding_cost(self, rows: np.ndarray, features: np.ndarray, xyah: np.ndarray) -> np.ndarray:
+        """The embedding stage's cost (official ``embedding_distance`` then ``fuse_motion``) of rows of the track
+        store: cosine distance of their smoothed embeddings to the detections' ``features``, ``inf`` beyond the
+        Mahalanobis gate, then ``lambda * cosine + (1 - lambda) * maha^2``."""
+        if not len(rows) or not len(features):
+            return np.zeros((len(rows), len(features)))
+        store = self.tracks
+        cost = np.maximum(0.0, cdist(store.smooth_feat[rows], features, 'cosine'))
+        maha = self.motion.gating_distance(store.mean[rows], store.covariance[rows], xyah)
         cost[maha > self.motion_gate] = np.inf
         return self.motion_lambda * cost + (1 - self.motion_lambda) * maha
 
-    def _apply_updates(self, updates: list[tuple[JDETrack, int, bool]], ltwh: np.ndarray, scores: np.ndarray,
-                       features: np.ndarray, frame_id: int) -> None:
-        """Kalman and embedding update of every matched track at once (official ``update`` / ``re_activate``)."""
-        if not updates:
+    def _apply_updates(self, rows: np.ndarray, dets: np.ndarray, keep_score: np.ndarray, xyah: np.ndarray,
+                       ltwh: np.ndarray, scores: np.ndarray, features: np.ndarray, frame_id: int) -> None:
+        """Kalman and embedding update of every matched row at once, in match order (official ``update`` /
+        ``re_activate``; ``keep_score``: re-activated rows, which keep their score)."""
+        if not len(rows):
             return
-        tracks = [t for t, _, _ in updates]
-        index = np.array([j for _, j, _ in updates])
-        mean, covariance = self.motion.update(
-            np.array([t.mean for t in tracks]), np.array([t.covariance for t in tracks]), ltwh_to_xyah(ltwh[index]))
-        feats = _unit(features[index])  # update_features renormalises the detection's vector once more
+        store = self.tracks
+        store.mean[rows], store.covariance[rows] = self.motion.update(store.mean[rows], store.covariance[rows],
+                                                                      xyah[dets])
+        feats = _unit(features[dets])  # update_features renormalises the detection's vector once more
         alpha = self.feature_momentum
-        smooth = _unit(alpha * np.array([t.smooth_feat for t in tracks]) + (1 - alpha) * feats)
-        for (t, j, refound), m, c, f, s in zip(updates, mean, covariance, feats, smooth):
-            t.mean, t.covariance, t.curr_feat, t.smooth_feat, t.detection_box = m, c, f, s, ltwh[j]
-            t.mark_matched(t.score if refound else float(scores[j]), frame_id)  # re_activate keeps the score
+        store.smooth_feat[rows] = _unit(alpha * store.smooth_feat[rows] + (1 - alpha) * feats)
+        store.detection_box[rows] = ltwh[dets]
+        new_scores = scores[dets]
+        new_scores[keep_score] = store.score[rows[keep_score]]
+        store.mark_matched(rows, new_scores, frame_id)
 
     # ----------------------------------------------------------------------------------------------------- update
     def update(self, frame: TrackingFrame) -> TrackOutput:
@@ -194,63 +190,66 @@ class JDETracker(BaseTracker):
         # a detection's embedding is normalised on creation, and its smooth_feat (the same array) once more
         features = _unit(_unit(features))
 
-        confirmed, unconfirmed = self.tracks.confirmed_and_unconfirmed()
-        pool = self.tracks.pool(confirmed)
-        multi_predict(self.motion, pool)
+        store = self.tracks
+        if store.smooth_feat.shape[1:] != features.shape[1:]:
+            if store.size:
+                raise ValueError(f'video {frame.video_name!r} frame {frame_id}: embeddings of dimension '
+                                 f'{features.shape[1]}, the tracks have {store.smooth_feat.shape[1]}')
+            store.set_row_shape('smooth_feat', features.shape[1:])
+        confirmed, unconfirmed = store.confirmed_and_unconfirmed()
+        pool = store.pool(confirmed)
+        predict_rows(self.motion, store, pool)
         # one similarity matrix for both IoU stages (each entry depends only on its pair; the tracks it covers are
         # not updated before their stage)
-        rows = pool + unconfirmed
-        similarity = self.matcher(kalman_boxes(rows), boxes, **matcher_context(self.matcher, rows, len(boxes)))
+        rows = np.concatenate([pool, unconfirmed])
+        similarity = self.matcher(store_kalman_boxes(store, rows), boxes,
+                                  **matcher_context(self.matcher, TrackRows(store, rows), len(boxes)))
         similarity = similarity.gated_scores()
-        updates: list[tuple[JDETrack, int, bool]] = []  # (track, detection, re-activated)
-        activated, refound = [], []
 
-        # embedding stage: tracked and lost tracks against every detection
+        # embedding stage: tracked and lost tracks against every detection (lost ones are re-activated)
         first = self.embedding_solver(self.embedding_cost(pool, features, xyah))
-        for i, j in first.matches:
-            is_lost = pool[i].state != TRACKED
-            updates.append((pool[i], int(j), is_lost))
-            (refound if is_lost else activated).append(pool[i])
+        first_rows = pool[first.matches[:, 0]]
+        first_lost = store.state[first_rows] != TRACKED
 
         # IoU stage: the remaining tracks that were tracked (not lost ones) against the remaining detections
-        rows = np.array([i for i in first.unmatched_rows if pool[i].state == TRACKED], np.int64)
+        remaining_rows = first.unmatched_rows[store.state[pool[first.unmatched_rows]] == TRACKED]
         cols = first.unmatched_cols
-        remaining = [pool[i] for i in rows]
-        second = self.iou_solver(1.0 - similarity[np.ix_(rows, cols)])
-        for i, j in second.matches:
-            updates.append((remaining[i], int(cols[j]), False))
-            activated.append(remaining[i])
-        new_lost = [remaining[i] for i in second.unmatched_rows]
+        remaining = pool[remaining_rows]
+        second = self.iou_solver(1.0 - similarity[np.ix_(remaining_rows, cols)])
+        second_rows = remaining[second.matches[:, 0]]
+        new_lost = remaining[second.unmatched_rows]
 
         # unconfirmed tracks against the detections left over
         left = cols[second.unmatched_cols]
-        unconfirmed_rows = np.arange(len(pool), len(pool) + len(unconfirmed))
-        third = self.unconfirmed_solver(1.0 - similarity[np.ix_(unconfirmed_rows, left)])
-        for i, j in third.matches:
-            updates.append((unconfirmed[i], int(left[j]), False))
-            activated.append(unconfirmed[i])
-        removed = [unconfirmed[i] for i in third.unmatched_rows]
-        self._apply_updates(updates, ltwh, scores, features, frame_id)
+        third = self.unconfirmed_solver(1.0 - similarity[np.ix_(np.arange(len(pool), len(rows)), left)])
+        third_rows = unconfirmed[third.matches[:, 0]]
+        updated = np.concatenate([first_rows, second_rows, third_rows])
+        self._apply_updates(updated, np.concatenate([first.matches[:, 1], cols[second.matches[:, 1]],
+                                                     left[third.matches[:, 1]]]),
+                            np.concatenate([first_lost, np.zeros(len(second_rows) + len(third_rows), bool)]),
+                            xyah, ltwh, scores, features, frame_id)
+        activated = [first_rows[~first_lost], second_rows, third_rows]
 
         # initiation: new tracks from the detections nobody took
-        fresh = [int(j) for j in left[third.unmatched_cols] if scores[j] >= self.det_thresh]
-        if fresh:
+        fresh = left[third.unmatched_cols]
+        fresh = fresh[scores[fresh] >= self.det_thresh]
+        if len(fresh):
             mean, covariance = self.motion.initiate(xyah[fresh])
-            for j, m, c in zip(fresh, mean, covariance):
-                activated.append(JDETrack(self.tracks.new_id(), m, c, float(scores[j]), frame_id, features[j],
-                                          ltwh[j]))
+            activated.append(store.add(scores[fresh], frame_id, mean=mean, covariance=covariance,
+                                       detection_box=ltwh[fresh], smooth_feat=features[fresh]))
 
-        # removal: lost tracks older than the buffer
-        removed += self.tracks.stale_lost(frame_id, self.max_time_lost(frame))
-        return self._output(self.tracks.finish_frame(activated, refound, new_lost, removed), features.shape[1])
+        # removal: unconfirmed tracks without a match, lost tracks older than the buffer
+        removed = np.concatenate([unconfirmed[third.unmatched_rows],
+                                  store.stale_lost(frame_id, self.max_time_lost(frame))])
+        return self._output(store.finish_frame(np.concatenate(activated), first_rows[first_lost], new_lost, removed),
+                            features.shape[1])
 
-    def _output(self, tracks: list[JDETrack], feature_dim: int) -> TrackOutput:
-        if not tracks:
+    def _output(self, rows: np.ndarray, feature_dim: int) -> TrackOutput:
+        if not len(rows):
             out = TrackOutput.empty()
             out.features = np.zeros((0, feature_dim))
             return out
-        boxes = reported_boxes(tracks, self.reported_box)
+        store = self.tracks
+        boxes = reported_boxes(store, rows, self.reported_box)
         keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
-        return TrackOutput(np.array([t.track_id for t in tracks], np.int64)[keep], boxes[keep],
-                           np.array([t.score for t in tracks])[keep],
-                           np.array([t.smooth_feat for t in tracks])[keep])
+        return TrackOutput(store.ids[rows][keep], boxes[keep], store.score[rows][keep], store.smooth_feat[rows][keep])

@@ -93,6 +93,15 @@ class TrackStore:
             grown[:self.size] = getattr(self, name)[:self.size]
             setattr(self, name, grown)
 
+    def set_row_shape(self, name: str, shape: tuple[int, ...]) -> None:
+        """Give a column another row shape (an embedding's dimension, known from the first frame); the store must
+        have no rows."""
+        if self.size:
+            raise ValueError(f'TrackStore: column {name!r} cannot change its shape while the store holds tracks')
+        dtype = self.column_specs[name][1]
+        self.column_specs[name] = (tuple(shape), dtype)
+        setattr(self, name, np.zeros((len(self.ids), *shape), dtype))
+
     def add(self, scores: np.ndarray, frame_id: int, **columns: np.ndarray) -> np.ndarray:
         """New tracks (official ``activate``), one per score, ids consecutive in the given order; their rows.
         A track started in the video's first frame is confirmed at once."""
