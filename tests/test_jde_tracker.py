@@ -160,7 +160,7 @@ def test_fusion_cost_on_a_hand_built_pair():
 
 def test_gating_distance_equals_the_official_filter():
     """The batched squared Mahalanobis distance equals DeepSORT's (mmdet's copy of the official filter) track by
-    track, also for a full covariance and for the centre only."""
+    track, for a full covariance and the filter's own, and for the centre only."""
     from mmdet.models.task_modules.tracking import KalmanFilter
 
     from vastmat.models.motion import KalmanFilterXYAH
@@ -176,6 +176,13 @@ def test_gating_distance_equals_the_official_filter():
             np.testing.assert_allclose(got[i], theirs.gating_distance(mean[i], cov[i], z, only_position), rtol=1e-10)
     d = z[None] - mean[:, None, :4]
     np.testing.assert_allclose(ours.gating_distance(mean, cov, z, metric='gaussian'), (d * d).sum(2), rtol=1e-12)
+    # the filter's own states (uncorrelated coordinates: the solve is a division) as well
+    mean, cov = ours.update(*ours.predict(*ours.initiate(z[:3])), z[:3] + 5.0)
+    assert not cov[:, :4, :4][:, ~np.eye(4, dtype=bool)].any()
+    for only_position in (False, True):
+        got = ours.gating_distance(mean, cov, z, only_position=only_position)
+        for i in range(3):
+            np.testing.assert_allclose(got[i], theirs.gating_distance(mean[i], cov[i], z, only_position), rtol=1e-12)
 
 
 def test_gate_rejects_a_far_detection_with_identical_features():

@@ -109,8 +109,12 @@ class KalmanFilterXYAH:
         if metric == 'gaussian':
             return np.sum(d * d, axis=2)
         # the official z = L^-1 d with L the Cholesky factor, for every track in one batched solve (scipy's
-        # triangular solve takes one matrix at a time); the filter's projected covariance is diagonal, so both
-        # solves divide by the same diagonal
+        # triangular solve takes one matrix at a time). The filter's own projected covariance is diagonal (see
+        # update): then L is the square root of the diagonal and the solve a division
+        flat = projected_cov.reshape(len(projected_cov), 16)
+        if not flat[:, _OFF_DIAGONAL_4].any():
+            z = d / np.sqrt(flat[:, None, ::5][:, :, :dims])  # (k, m, dims)
+            return np.sum(z * z, axis=2)
         chol = np.linalg.cholesky(projected_cov[:, :dims, :dims])
         z = np.linalg.solve(chol, d.transpose(0, 2, 1))  # (k, dims, m)
         return np.sum(z * z, axis=1)
