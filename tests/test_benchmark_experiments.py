@@ -151,3 +151,23 @@ def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
     results = speed_results(videos, {'JDETracker (iou)': seconds['official JDETracker'] / 2, **seconds})
     assert results['trackers']['JDETracker (iou)']['ratio_to_official'] == pytest.approx(2)
     assert 'x its official code' in [c.header for c in speed_table(results).columns]
+
+
+def test_frame_times_count_the_tracks_carried_into_each_frame():
+    """Per frame: the tracks alive before it (tracked + lost) and its best time; grouped by track count."""
+    from vastmat.experiments.frame_time import by_track_count, frame_time_results, frame_times
+    from vastmat.models.trackers import BYTETracker
+    from vastmat.structures.tracking import TrackingFrame
+    from vastmat.utils.errors import UserInputError
+    boxes = np.array([[0., 0., 50., 50.], [100., 0., 150., 50.]])
+    frames = [TrackingFrame.from_arrays(boxes if t < 3 else boxes[:0], np.full(2 if t < 3 else 0, 0.9), t + 1)
+              for t in range(5)]
+    records = frame_times(BYTETracker(min_box_area=None), [frames, frames[:2]], repeats=2)
+    # 2 tracks from frame 1 on, lost after frame 3 (kept: 30-frame buffer); the second video starts over
+    assert [c for c, _ in records] == [0, 2, 2, 2, 2, 0, 2] and all(s > 0 for _, s in records)
+    groups = by_track_count(records, bin_width=2)
+    assert [(g['tracks'], g['frames']) for g in groups] == [('0-1', 2), ('2-3', 5)]
+    results = frame_time_results(records, 2)
+    assert results['frames'] == 7 and results['max_tracks'] == 2 and results['fps'] > 0
+    with pytest.raises(UserInputError, match='--bin-width 0'):
+        by_track_count(records, 0)
