@@ -30,7 +30,7 @@ from vastmat.structures.bbox import ltwh_to_xyah, ltwh_to_xyxy, xyah_to_xyxy, xy
 from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
 from ..association.search_spaces import MATCHER_AXIS
-from ..association.solvers import LapJV
+from ..association.solvers import Assignment, LapJV
 from ..motion import KalmanFilterXYAH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
@@ -66,6 +66,8 @@ def buffer_size(track_buffer: int, buffer_frame_rate: float | None, frame: Track
 
 
 REPORTED_BOXES = ('kalman', 'detection')
+_NO_MATCHES = np.zeros((0, 2), np.int64)
+_NO_MATCHES.flags.writeable = False
 
 
 def check_reported_box(reported_box: str) -> str:
@@ -178,6 +180,15 @@ class BYTETracker(BaseTracker):
             sim = sim * scores[cols][None, :]
         return 1.0 - sim
 
+    def _match(self, solver: Any, similarity: np.ndarray, rows: np.ndarray | slice, cols: np.ndarray | slice,
+               scores: np.ndarray | None) -> Assignment:
+        """A stage's assignment, ``solver`` on :meth:`_stage_cost`; a stage without rows or columns (often the
+        second and third) builds no matrix."""
+        n, m = (r.stop - r.start if isinstance(r, slice) else len(r) for r in (rows, cols))
+        if not n or not m:
+            return Assignment(_NO_MATCHES, np.arange(n), np.arange(m))
+        return solver(self._stage_cost(similarity, rows, cols, scores))
+
     def _apply_updates(self, rows: np.ndarray, dets: np.ndarray, ltwh: np.ndarray, scores: np.ndarray,
                        frame_id: int) -> None:
         """Kalman update of every matched row at once, in match order (the official ``update`` /
@@ -220,7 +231,7 @@ class BYTETracker(BaseTracker):
 
         # first association: high-score detections against tracked and lost tracks (lost ones are re-activated);
         # high detections are the first rows of `boxes`
-        first = self.first_solver(self._stage_cost(similarity, slice(0, len(pool)), slice(0, num_high), fuse_scores))
+        first = self._match(self.first_solver, similarity, slice(0, len(pool)), slice(0, num_high), fuse_scores)
         first_rows = pool[first.matches[:, 0]]
         first_tracked = store.state[first_rows] == TRACKED
 
@@ -230,7 +241,7 @@ class BYTETracker(BaseTracker):
         if not self.lost_in_second_stage:
             remaining_rows = remaining_rows[store.state[pool[remaining_rows]] == TRACKED]
         remaining = pool[remaining_rows]
-        second_stage = self.second_solver(self._stage_cost(similarity, remaining_rows, second_idx, None))
+        second_stage = self._match(self.second_solver, similarity, remaining_rows, second_idx, None)
         second_rows = remaining[second_stage.matches[:, 0]]
         second_tracked = store.state[second_rows] == TRACKED
         unmatched = remaining[second_stage.unmatched_rows]
@@ -238,7 +249,7 @@ class BYTETracker(BaseTracker):
 
         # unconfirmed tracks against the high-score detections left over
         left = first.unmatched_cols
-        third = self.unconfirmed_solver(self._stage_cost(similarity, slice(len(pool), len(rows)), left, fuse_scores))
+        third = self._match(self.unconfirmed_solver, similarity, slice(len(pool), len(rows)), left, fuse_scores)
         third_rows = unconfirmed[third.matches[:, 0]]
         self._apply_updates(np.concatenate([first_rows, second_rows, third_rows]),
                             np.concatenate([first.matches[:, 1], second_idx[second_stage.matches[:, 1]],

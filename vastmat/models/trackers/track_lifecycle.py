@@ -133,10 +133,8 @@ class TrackLifecycle:
 def reported_mask(boxes: np.ndarray, min_box_area: float | None, aspect_ratio_thresh: float | None) -> np.ndarray:
     """The official evaluators' output filter (ByteTrack, FairMOT, TrackTrack): a track box ``x1 y1 x2 y2`` is
     reported unless ``w * h <= min_box_area`` or ``w / h > aspect_ratio_thresh`` (None disables a test)."""
-    keep = np.ones(len(boxes), bool)
     w, h = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
-    if min_box_area is not None:
-        keep &= w * h > min_box_area
+    keep = w * h > min_box_area if min_box_area is not None else np.ones(len(boxes), bool)
     if aspect_ratio_thresh is not None:
         keep &= ~(w / h > aspect_ratio_thresh)
     return keep

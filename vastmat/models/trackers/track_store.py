@@ -26,6 +26,13 @@ _BOOKKEEPING = dict(ids=((), np.int64), state=((), np.int8), activated=((), bool
                     start_frame=((), np.int64), score=((), np.float64), removed=((), bool))
 
 
+def _as_rows(rows: Any) -> np.ndarray:
+    """Row indices as a 1-D int64 array (the trackers' arrays pass through without a copy)."""
+    if isinstance(rows, np.ndarray) and rows.dtype == np.int64 and rows.ndim == 1:
+        return rows
+    return np.asarray(rows, np.int64).reshape(-1)
+
+
 def _member(rows: np.ndarray, size: int) -> np.ndarray:
     """A mask over the store's rows, True at ``rows`` (membership by row; np.isin sorts, and costs ten times more
     on the tens of rows of a frame)."""
@@ -141,8 +148,7 @@ class TrackStore:
                      removed: np.ndarray) -> np.ndarray:
         """The official end of ``update`` (:meth:`.TrackLifecycle.finish_frame` on rows): merge the frame's outcome
         into the lists, drop duplicates, and return the rows reported in this frame (tracked and activated)."""
-        as_rows = [np.asarray(r, np.int64).reshape(-1) for r in (activated, refound, new_lost, removed)]
-        activated, refound, new_lost, removed = as_rows
+        activated, refound, new_lost, removed = (_as_rows(r) for r in (activated, refound, new_lost, removed))
         self.state[new_lost] = LOST
         self.state[removed] = REMOVED
         tracked = self.tracked[self.state[self.tracked] == TRACKED]
