@@ -114,6 +114,27 @@ def _fake_fairmot_checkout(root):
         '        return []\n')
 
 
+def _fake_tracktrack_checkout(root):
+    """A TrackTrack checkout whose Tracker reads identity warps from ./trackers/cmc and checks its rows."""
+    tracker = root / '3. Tracker' / 'trackers'
+    tracker.mkdir(parents=True)
+    (tracker / 'cmc.py').write_text('IDENTITY = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]\n')
+    (tracker / 'tracker.py').write_text(
+        'from trackers.cmc import *\n\n\nclass Tracker(object):\n'
+        '    def __init__(self, args, vid_name):\n'
+        '        assert (args.det_thr, args.init_thr, args.match_thr, args.max_time_lost) == (0.6, 0.6, 0.6, 20)\n'
+        '        self.gmc = open("./trackers/cmc/GMC-" + vid_name + ".txt", "r")\n\n'
+        '    def _warp(self):\n'
+        '        assert [float(x) for x in self.gmc.readline().split("\\t")[1:]] == IDENTITY\n\n'
+        '    def update(self, dets, dets_95):\n'
+        '        self._warp()\n'
+        '        assert dets is dets_95 and dets.shape[1] == 6 + 8 and (dets[:, 5] == 0).all()\n'
+        '        return []\n\n'
+        '    def update_without_detections(self):\n'
+        '        self._warp()\n'
+        '        return []\n')
+
+
 def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
     """The videos reach the peer script intact; a ByteTrack checkout is loaded from yolox/tracker without
     yolox/__init__.py, with the official defaults, and timed; its times join the results as a reference column."""
@@ -151,6 +172,11 @@ def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
     results = speed_results(videos, {'JDETracker (iou)': seconds['official JDETracker'] / 2, **seconds})
     assert results['trackers']['JDETracker (iou)']['ratio_to_official'] == pytest.approx(2)
     assert 'x its official code' in [c.header for c in speed_table(results).columns]
+    # TrackTrack: unedited, identity camera motion from its GMC files, the rows as their own NMS-0.95 set
+    _fake_tracktrack_checkout(tmp_path / 'TrackTrack')
+    seconds = peer_times(sys.executable, videos, 1, official_tracktrack=str(tmp_path / 'TrackTrack'),
+                         feature_dim=8, log=logged.append)
+    assert list(seconds) == ['official TrackTrack'] and seconds['official TrackTrack'] > 0
 
 
 def test_frame_times_count_the_tracks_carried_into_each_frame():

@@ -4,7 +4,8 @@ matcher, side by side with mmdet's ByteTracker on the same detections (and BoxMO
 
     python tools/benchmark/association_speed.py --data-root DIR [--det-root DIR] [--videos N] [--repeats R]
         [--matchers iou diou cda_fixed cda_adaptive] [--trackers bytetrack tracktrack [diffmot] [fairmot]]
-        [--d2mp-checkpoint CKPT] [--feature-dim 128] [--peer-python PY [--official-bytetrack DIR] [--official-fairmot DIR]]
+        [--d2mp-checkpoint CKPT] [--feature-dim 128] [--peer-python PY [--official-bytetrack DIR] [--official-fairmot DIR]
+        [--official-tracktrack DIR]]
         [--out FILE.json]
 
 TrackTrack, DiffMOT and FairMOT (JDETracker) get ``--feature-dim`` random unit appearance features per detection
@@ -26,7 +27,9 @@ the same run by vastmat/experiments/peer_trackers.py: ``--peer-python`` names it
 ``--official-bytetrack``, a checkout of ifzhang/ByteTrack (its yolox/tracker needs numpy, scipy, lap, cython_bbox and
 opencv-python there, not torch), and the official FairMOT tracker with ``--official-fairmot``, a checkout of
 ifzhang/FairMOT (its src/lib/tracker run on the same detections and random features, with the one edit of
-tests/fixtures/jde_official/README.md: ``update`` takes the decoded detections, the network lines removed):
+tests/fixtures/jde_official/README.md: ``update`` takes the decoded detections, the network lines removed), and the
+official TrackTrack tracker with ``--official-tracktrack``, a checkout of kamkyu94/TrackTrack (unedited; the same
+rows as its NMS-0.95 set and identity camera motion, which it always applies):
 
     python -m venv /tmp/peer && /tmp/peer/bin/pip install lap cython_bbox scipy opencv-python-headless trackers
     git clone https://github.com/ifzhang/ByteTrack /tmp/ByteTrack
@@ -35,7 +38,7 @@ tests/fixtures/jde_official/README.md: ``update`` takes the decoded detections, 
         --official-bytetrack /tmp/ByteTrack --official-fairmot /tmp/FairMOT --trackers bytetrack fairmot
 
 Every tracker's frames/s is then also given as a multiple of the official ByteTrack's and Roboflow's ByteTrack's,
-and BYTETracker's and JDETracker's as a multiple of their own official code's.
+and BYTETracker's, JDETracker's and TrackTrackTracker's as a multiple of their own official code's.
 Only ``tracker.update`` is timed: detections are read and converted (to mmdet's data samples for mmdet) before.
 Each tracker runs every video ``--repeats`` times; the best total counts (interleaved, so drift of the machine's
 speed affects all alike). Goals (issue 6): BYTETracker >= 5x mmdet's ByteTracker frames/s; CDA adds <= 5% to the
@@ -64,6 +67,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--peer-python', help="the python of an environment with other projects' trackers")
     parser.add_argument('--official-bytetrack', help='a checkout of ifzhang/ByteTrack (needs --peer-python)')
     parser.add_argument('--official-fairmot', help='a checkout of ifzhang/FairMOT (needs --peer-python)')
+    parser.add_argument('--official-tracktrack', help='a checkout of kamkyu94/TrackTrack (needs --peer-python)')
     return parser.parse_args(argv)
 
 
@@ -75,7 +79,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     results = association_speed(args.data_root, args.det_root, args.videos, args.repeats, args.matchers,
                                 args.trackers, args.feature_dim, args.d2mp_checkpoint, args.peer_python,
-                                args.official_bytetrack, args.official_fairmot)
+                                args.official_bytetrack, args.official_fairmot, args.official_tracktrack)
     Console().print(speed_table(results))
     if args.out:
         write_json_atomic(results, args.out)

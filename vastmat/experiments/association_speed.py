@@ -36,7 +36,8 @@ IOU_BASELINE = 'BYTETracker (iou)'
 REFERENCES = ((MMDET, 'x mmdet'), ('official ByteTrack', 'x official ByteTrack'),
               ('Roboflow ByteTrackTracker', 'x Roboflow ByteTrack'))
 # each port's official code, timed by peer_trackers where given: a column of its own
-OFFICIAL = {'BYTETracker': 'official ByteTrack', 'JDETracker': 'official JDETracker'}
+OFFICIAL = {'BYTETracker': 'official ByteTrack', 'JDETracker': 'official JDETracker',
+            'TrackTrackTracker': 'official TrackTrack'}
 PEER_SCRIPT = Path(__file__).with_name('peer_trackers.py')
 
 Prepare = Callable[[dict], Any]
@@ -237,19 +238,22 @@ def write_peer_videos(videos: list[dict], path: str | Path, feature_dim: int = 0
 
 
 def peer_times(peer_python: str, videos: list[dict], repeats: int, official_bytetrack: str | None = None,
-               official_fairmot: str | None = None, feature_dim: int = 128,
+               official_fairmot: str | None = None, feature_dim: int = 128, official_tracktrack: str | None = None,
                log: Callable[[str], Any] = print) -> dict[str, float]:
     """Seconds per peer tracker (best of ``repeats`` per video, summed) timed by :mod:`.peer_trackers` under
-    ``peer_python`` on the same videos (the official FairMOT tracker with the benchmark's random features)."""
+    ``peer_python`` on the same videos (the official FairMOT and TrackTrack trackers with the benchmark's random
+    features)."""
     with tempfile.TemporaryDirectory() as tmp:
         videos_file, out = Path(tmp) / 'videos.npz', Path(tmp) / 'times.json'
-        write_peer_videos(videos, videos_file, feature_dim if official_fairmot else 0)
+        write_peer_videos(videos, videos_file, feature_dim if official_fairmot or official_tracktrack else 0)
         command = [peer_python, str(PEER_SCRIPT), '--videos', str(videos_file), '--out', str(out),
                    '--repeats', str(repeats)]
         if official_bytetrack:
             command += ['--official-bytetrack', str(official_bytetrack)]
         if official_fairmot:
             command += ['--official-fairmot', str(official_fairmot)]
+        if official_tracktrack:
+            command += ['--official-tracktrack', str(official_tracktrack)]
         log(f'timing the peer trackers under {peer_python}')
         try:
             done = subprocess.run(command, capture_output=True, text=True)
@@ -260,8 +264,7 @@ def peer_times(peer_python: str, videos: list[dict], repeats: int, official_byte
                                  f'{done.returncode}:\n{done.stderr[-3000:]}')
         seconds = json.loads(out.read_text())['seconds']
     if not seconds:
-        log(f'{peer_python}: no peer tracker found (no --official-bytetrack / --official-fairmot, Roboflow trackers '
-            'not installed)')
+        log(f'{peer_python}: no peer tracker found (no --official-* checkout, Roboflow trackers not installed)')
     return seconds
 
 
@@ -302,18 +305,18 @@ def association_speed(data_root: str, det_root: str | None = None, videos: int |
                       matchers: Sequence[str] = DEFAULT_MATCHERS, trackers: Sequence[str] = DEFAULT_TRACKERS,
                       feature_dim: int = 128, checkpoint: str | None = None, peer_python: str | None = None,
                       official_bytetrack: str | None = None, official_fairmot: str | None = None,
-                      log: Callable[[str], Any] = print) -> dict:
+                      official_tracktrack: str | None = None, log: Callable[[str], Any] = print) -> dict:
     """The whole benchmark (see the module's docstring): :func:`speed_results` of every runner of
     :func:`speed_runners` on the first ``videos`` videos of ``data_root``, and of the peers of :func:`peer_times`
     under ``peer_python``."""
-    if (official_bytetrack or official_fairmot) and not peer_python:
-        raise UserInputError('--official-bytetrack / --official-fairmot need --peer-python (the environment the '
-                             'official code runs in)')
+    if (official_bytetrack or official_fairmot or official_tracktrack) and not peer_python:
+        raise UserInputError('--official-* checkouts need --peer-python (the environment the official code runs in)')
     runners = speed_runners(trackers, matchers, feature_dim, checkpoint, log)
     loaded = load_videos(data_root, det_root, videos)
     best, _ = time_runners(runners, loaded, repeats)
     if peer_python:
-        best.update(peer_times(peer_python, loaded, repeats, official_bytetrack, official_fairmot, feature_dim, log))
+        best.update(peer_times(peer_python, loaded, repeats, official_bytetrack, official_fairmot, feature_dim,
+                               official_tracktrack, log))
     return speed_results(loaded, best)
 
 

@@ -1,9 +1,10 @@
 """Times other projects' trackers on the association benchmark's videos, in the Python environment they are
-installed in (a scratch environment outside this project): the official ByteTrack code from a checkout of
-ifzhang/ByteTrack, and Roboflow ``trackers``' ByteTrackTracker and SORTTracker where ``import trackers`` works.
+installed in (a scratch environment outside this project): the official ByteTrack, FairMOT and TrackTrack trackers
+from checkouts of their repositories, and Roboflow ``trackers``' ByteTrackTracker and SORTTracker where
+``import trackers`` works.
 
     PEER_PYTHON vastmat/experiments/peer_trackers.py --videos VIDEOS.npz --out TIMES.json [--repeats R]
-        [--official-bytetrack DIR]
+        [--official-bytetrack DIR] [--official-fairmot DIR] [--official-tracktrack DIR]
 
 A script run by its path in that environment: it needs numpy only (and what each peer imports: the official code
 needs lap, cython_bbox, scipy and opencv), never vastmat. ``vastmat.experiments.association_speed`` writes the videos
@@ -24,6 +25,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 import types
 from pathlib import Path
@@ -159,6 +161,57 @@ def official_fairmot(root: str):
     return prepare, run
 
 
+def official_tracktrack(root: str):
+    """``(prepare, run)`` of the official TrackTrack ``Tracker`` of a checkout (``3. Tracker/trackers``), unedited:
+    its DanceTrack-test settings (``det_thr = init_thr = match_thr = 0.6``, ``tai_thr 0.55``, penalties 0.2 / 0.4,
+    ``reduce_step 0.05``, ``min_len 3``, ``max_time_lost`` twice the 10 FPS rate), the detection rows ``[x1, y1,
+    x2, y2, score, 0, features]`` as its own pickles hold them, the same rows as its NMS-0.95 set (no deleted
+    detections) and identity camera motion (its GMC files, written for each video). Its package is named
+    ``trackers``, as Roboflow's: it is imported under that name and then taken out of ``sys.modules`` again (its
+    modules import everything when loaded)."""
+    folder = Path(root) / '3. Tracker'
+    if not (folder / 'trackers' / 'tracker.py').is_file():
+        raise SystemExit(f'--official-tracktrack {root}: no "3. Tracker/trackers/tracker.py" (a checkout of '
+                         'kamkyu94/TrackTrack)')
+    if not hasattr(np, 'float_'):
+        np.float_ = np.float64  # the alias cmc.py uses (removed in numpy 2.0)
+    others = {name: module for name, module in sys.modules.items() if name == 'trackers' or
+              name.startswith('trackers.')}
+    for name in others:
+        del sys.modules[name]
+    package = types.ModuleType('trackers')
+    package.__path__ = [str(folder / 'trackers')]  # (a regular package of that name would beat a path entry)
+    sys.modules['trackers'] = package
+    try:
+        from trackers.tracker import Tracker
+    finally:
+        for name in [n for n in sys.modules if n == 'trackers' or n.startswith('trackers.')]:
+            del sys.modules[name]
+        sys.modules.update(others)
+    args = types.SimpleNamespace(det_thr=0.6, init_thr=0.6, match_thr=0.6, min_len=3, min_box_area=100,
+                                 penalty_p=0.2, penalty_q=0.4, reduce_step=0.05, tai_thr=0.55, max_time_lost=20,
+                                 data_path='')
+    gmc_folder = Path(tempfile.mkdtemp(prefix='peer_gmc_'))
+    (gmc_folder / 'trackers' / 'cmc').mkdir(parents=True)
+
+    def prepare(video: dict) -> list:
+        lines = ''.join(f'{i}\t1.0\t0.0\t0.0\t0.0\t1.0\t0.0\n' for i in range(len(video['frames'])))
+        (gmc_folder / 'trackers' / 'cmc' / f'GMC-{video["name"]}.txt').write_text(lines)
+        return [np.column_stack([boxes, scores, np.zeros(len(scores)), features]).astype(np.float64)
+                if len(scores) else None for (boxes, scores), features in zip(video['frames'], video['features'])]
+
+    def run(video: dict, frames: list) -> list:
+        here = os.getcwd()
+        os.chdir(gmc_folder)  # the tracker opens ./trackers/cmc/GMC-<video>.txt
+        try:
+            tracker = Tracker(args, video['name'])
+        finally:
+            os.chdir(here)
+        return [tracker.update(rows, rows) if rows is not None else tracker.update_without_detections()
+                for rows in frames]
+    return prepare, run
+
+
 def roboflow(tracker_class):
     """``(prepare, run)`` of a Roboflow ``trackers`` tracker with its defaults."""
     import supervision as sv
@@ -174,12 +227,14 @@ def roboflow(tracker_class):
     return prepare, run
 
 
-def peers(official_root: str | None, fairmot_root: str | None = None) -> dict:
+def peers(official_root: str | None, fairmot_root: str | None = None, tracktrack_root: str | None = None) -> dict:
     found = {}
     if official_root:
         found['official ByteTrack'] = official_bytetrack(official_root)
     if fairmot_root:
         found['official JDETracker'] = official_fairmot(fairmot_root)
+    if tracktrack_root:
+        found['official TrackTrack'] = official_tracktrack(tracktrack_root)
     try:
         from trackers import ByteTrackTracker, SORTTracker
     except ImportError:
@@ -197,9 +252,10 @@ def main() -> None:
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--official-bytetrack', help='a checkout of ifzhang/ByteTrack')
     parser.add_argument('--official-fairmot', help='a checkout of ifzhang/FairMOT (needs features in --videos)')
+    parser.add_argument('--official-tracktrack', help='a checkout of kamkyu94/TrackTrack (needs features)')
     args = parser.parse_args()
     videos = read_videos(args.videos)
-    runners = peers(args.official_bytetrack, args.official_fairmot)
+    runners = peers(args.official_bytetrack, args.official_fairmot, args.official_tracktrack)
     prepared = {name: [prepare(v) for v in videos] for name, (prepare, _) in runners.items()}
     best = {name: [float('inf')] * len(videos) for name in runners}
     for _ in range(args.repeats):
