@@ -39,18 +39,25 @@ from .track_lifecycle import LOST, NEW, REMOVED, TRACKED, reported_mask
 DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, direction=0.05)
 
 
-def corner_velocities(start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Unit directions of the four corners from ``start (n, 4)`` to ``end (m, 4)`` boxes: ``(n, m, 4, 2)`` for the
-    corners lt, lb, rt, rb (official ``get_vel_t_d``). Faithful quirk: the 'lb' and 'rb' y-components are
-    ``y2_end - y1_start`` while their norms use ``y2_end - y2_start``."""
-    a, b = start[:, None, :], end[None, :, :]
-    d = b - a
+def corner_directions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Unit directions of the four corners from ``start`` to ``end`` boxes of broadcastable shapes ``(..., 4)``:
+    ``(..., 4, 2)`` for the corners lt, lb, rt, rb (official ``get_vel`` / ``get_vel_t_d``). Faithful quirk: the
+    'lb' and 'rb' y-components are ``y2_end - y1_start`` while their norms use ``y2_end - y2_start``."""
+    d = end - start
     dx1, dy1, dx2, dy2 = d[..., 0], d[..., 1], d[..., 2], d[..., 3]
-    lb_y = b[..., 3] - a[..., 1]
-    norms = [np.sqrt(dx1 ** 2 + dy1 ** 2) + 1e-5, np.sqrt(dx1 ** 2 + dy2 ** 2) + 1e-5,
-             np.sqrt(dx2 ** 2 + dy1 ** 2) + 1e-5, np.sqrt(dx2 ** 2 + dy2 ** 2) + 1e-5]
-    corners = [(dx1, dy1), (dx1, lb_y), (dx2, dy1), (dx2, lb_y)]
-    return np.stack([np.stack([x / n, y / n], axis=-1) for (x, y), n in zip(corners, norms)], axis=2)
+    lb_y = end[..., 3] - start[..., 1]
+    norms = (np.sqrt(dx1 ** 2 + dy1 ** 2) + 1e-5, np.sqrt(dx1 ** 2 + dy2 ** 2) + 1e-5,
+             np.sqrt(dx2 ** 2 + dy1 ** 2) + 1e-5, np.sqrt(dx2 ** 2 + dy2 ** 2) + 1e-5)
+    out = np.empty(d.shape[:-1] + (4, 2))
+    for corner, ((x, y), norm) in enumerate(zip(((dx1, dy1), (dx1, lb_y), (dx2, dy1), (dx2, lb_y)), norms)):
+        out[..., corner, 0] = x / norm
+        out[..., corner, 1] = y / norm
+    return out
+
+
+def corner_velocities(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """:func:`corner_directions` of every pair of ``start (n, 4)`` and ``end (m, 4)`` boxes: ``(n, m, 4, 2)``."""
+    return corner_directions(start[:, None, :], end[None, :, :])
 
 
 def angle_distance(track_velocity: np.ndarray, prev_boxes: np.ndarray, det_boxes: np.ndarray,
@@ -279,8 +286,15 @@ class TrackTrackTracker(BaseTracker):
         mean, covariance = self.motion.update(np.array([t.mean for t in tracks]),
                                               np.array([t.covariance for t in tracks]),
                                               xyxy_to_cxcywh(dets.bboxes), dets.scores)
+        # the corner velocity: the directions from the box delta = 1 .. delta_t frames ago (this frame's box where
+        # the track has none) to this frame's, summed delta by delta as the official loop, for all tracks at once
+        boxes = dets.bboxes
+        velocity = np.zeros((len(tracks), 4, 2))
+        for delta in range(1, self.delta_t + 1):
+            previous = np.array([t.recent_boxes.get(frame_id - delta, boxes[k]) for k, t in enumerate(tracks)])
+            velocity += corner_directions(previous, boxes)
         for k, t in enumerate(tracks):
-            box, score = dets.bboxes[k], float(dets.scores[k])
+            box, score = boxes[k], float(dets.scores[k])
             t.mean, t.covariance = mean[k], covariance[k]
             if dets.features is not None:
                 beta = 0.95 + (1 - 0.95) * (1 - score)
@@ -290,11 +304,7 @@ class TrackTrackTracker(BaseTracker):
             for old in [f for f in t.recent_boxes if f < frame_id - self.delta_t]:
                 del t.recent_boxes[old]
             t.num_observations += 1
-            velocity = np.zeros((4, 2))
-            for delta in range(1, self.delta_t + 1):
-                previous = t.recent_boxes.get(frame_id - delta, box)
-                velocity += corner_velocities(previous[None], box[None])[0, 0]
-            t.velocity = velocity
+            t.velocity = velocity[k]
             t.box, t.prev_score, t.score = box, t.score, score
             t.end_frame = frame_id
             t.state = TRACKED if t.num_observations >= self.min_len else NEW
