@@ -44,14 +44,14 @@ def corner_directions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     ``(..., 4, 2)`` for the corners lt, lb, rt, rb (official ``get_vel`` / ``get_vel_t_d``). Faithful quirk: the
     'lb' and 'rb' y-components are ``y2_end - y1_start`` while their norms use ``y2_end - y2_start``."""
     d = end - start
-    dx1, dy1, dx2, dy2 = d[..., 0], d[..., 1], d[..., 2], d[..., 3]
-    lb_y = end[..., 3] - start[..., 1]
-    norms = (np.sqrt(dx1 ** 2 + dy1 ** 2) + 1e-5, np.sqrt(dx1 ** 2 + dy2 ** 2) + 1e-5,
-             np.sqrt(dx2 ** 2 + dy1 ** 2) + 1e-5, np.sqrt(dx2 ** 2 + dy2 ** 2) + 1e-5)
+    squared = d ** 2
+    # corners lt, lb, rt, rb: x from x1, x1, x2, x2; norms over (dx1, dy1), (dx1, dy2), (dx2, dy1), (dx2, dy2)
+    norms = np.sqrt(squared[..., [0, 0, 2, 2]] + squared[..., [1, 3, 1, 3]]) + 1e-5
+    y = d[..., [1, 1, 1, 1]]
+    y[..., 1] = y[..., 3] = end[..., 3] - start[..., 1]
     out = np.empty(d.shape[:-1] + (4, 2))
-    for corner, ((x, y), norm) in enumerate(zip(((dx1, dy1), (dx1, lb_y), (dx2, dy1), (dx2, lb_y)), norms)):
-        out[..., corner, 0] = x / norm
-        out[..., corner, 1] = y / norm
+    out[..., 0] = d[..., [0, 0, 2, 2]] / norms
+    out[..., 1] = y / norms
     return out
 
 
@@ -65,12 +65,12 @@ def angle_distance(track_velocity: np.ndarray, prev_boxes: np.ndarray, det_boxes
     """Official ``angle_distance``: per corner, the angle between the track's velocity ``(n, 4, 2)`` and the
     direction from its box ``delta_t`` frames ago to each detection, over pi, averaged over the corners, times the
     detection score."""
-    directions = corner_velocities(prev_boxes, det_boxes)
-    angle = 0
-    for corner in range(4):  # accumulated corner by corner, as the official code
-        dot = (track_velocity[:, corner, 0][:, None] * directions[:, :, corner, 0]
-               + track_velocity[:, corner, 1][:, None] * directions[:, :, corner, 1])
-        angle = angle + np.abs(np.arccos(np.clip(dot, -1, 1))) / np.pi / 4
+    directions = corner_velocities(prev_boxes, det_boxes)  # (n, m, 4, 2)
+    dot = (track_velocity[:, None, :, 0] * directions[..., 0] + track_velocity[:, None, :, 1] * directions[..., 1])
+    corner_angles = np.abs(np.arccos(np.clip(dot, -1, 1))) / np.pi / 4  # (n, m, 4), each corner as the official
+    angle = corner_angles[..., 0] + corner_angles[..., 1]  # accumulated corner by corner, as the official code
+    angle += corner_angles[..., 2]
+    angle += corner_angles[..., 3]
     return angle * det_scores[None, :]
 
 
