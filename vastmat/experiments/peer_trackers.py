@@ -16,8 +16,9 @@ video by video, and the best time per video counts.
 The official ByteTrack is loaded from ``DIR/yolox/tracker`` (its ``BYTETracker`` with the official defaults
 ``track_thresh 0.6, track_buffer 30, match_thresh 0.9, mot20 False``, ``frame_rate=30`` as its evaluator), without
 ``yolox/__init__.py`` (which imports torch for the detector); nothing of it is copied. Its 2022 code uses
-``np.float``, which numpy 1.24 removed: the alias is restored to ``float`` (the same dtype) before the import; where
-torch is not installed, the torch modules byte_tracker.py imports but never calls on numpy input are empty modules.
+``np.float``, which numpy 1.24 removed: the alias is restored to ``float`` (the same dtype) before the import (and
+``np.float_`` for TrackTrack); where torch is not installed, the torch modules the tracker files import but never
+call on numpy input are empty modules.
 """
 from __future__ import annotations
 
@@ -52,23 +53,50 @@ def read_videos(path: str) -> list[dict]:
     return videos
 
 
+def _package(name: str, folder: Path) -> None:
+    """``name`` as a package of ``folder``'s modules without running its ``__init__.py`` (which imports the
+    detector's dependencies) and ahead of an installed package of the same name."""
+    package = types.ModuleType(name)
+    package.__path__ = [str(folder)]
+    sys.modules[name] = package
+
+
+def _empty_modules(**modules: dict) -> None:
+    """Modules that the official tracker files import for their network part, which the timed part never calls."""
+    for name, attributes in modules.items():
+        module = types.ModuleType(name)
+        module.__dict__.update(attributes)
+        module.__path__ = []
+        sys.modules.setdefault(name, module)
+
+
+def _old_numpy_names() -> None:
+    """The aliases the official code of 2021-2022 uses and numpy removed (1.24: ``np.float``, 2.0: ``np.float_``),
+    as the same types."""
+    for name, value in (('float', float), ('float_', np.float64)):
+        if not hasattr(np, name):
+            setattr(np, name, value)
+
+
+def _torch_or_empty() -> None:
+    """Where torch is not installed: empty torch modules (the official tracker files import torch and
+    torch.nn.functional but never call them on numpy input; ``torch.device`` names the CPU)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        _empty_modules(**{'torch': dict(device=lambda name: name), 'torch.nn': {}, 'torch.nn.functional': {}})
+
+
 def official_bytetrack(root: str):
     """``(prepare, run)`` of the official BYTETracker of a ByteTrack checkout."""
     tracker_dir = Path(root) / 'yolox' / 'tracker'
     if not (tracker_dir / 'byte_tracker.py').is_file():
         raise SystemExit(f'--official-bytetrack {root}: no yolox/tracker/byte_tracker.py (a checkout of '
                          'ifzhang/ByteTrack)')
-    for name, folder in (('yolox', tracker_dir.parent), ('yolox.tracker', tracker_dir)):
-        package = types.ModuleType(name)
-        package.__path__ = [str(folder)]
-        sys.modules[name] = package
-    if not hasattr(np, 'float'):
-        np.float = float  # the alias of float the official code uses (removed in numpy 1.24)
-    try:
-        import torch  # noqa: F401
-    except ImportError:  # byte_tracker.py imports torch and torch.nn.functional, and never uses them on numpy input
-        for name in ('torch', 'torch.nn', 'torch.nn.functional'):
-            sys.modules[name] = types.ModuleType(name)
+    _package('yolox', tracker_dir.parent)
+    _package('yolox.tracker', tracker_dir)
+    _old_numpy_names()
+    _torch_or_empty()
     from yolox.tracker.basetrack import BaseTrack
     from yolox.tracker.byte_tracker import BYTETracker
     args = types.SimpleNamespace(track_thresh=0.6, track_buffer=30, match_thresh=0.9, mot20=False)
@@ -90,15 +118,6 @@ FAIRMOT_SIGNATURE = ('def update(self, im_blob, img0):', 'def update(self, dets,
 FAIRMOT_NETWORK_LINES = ('width = img0.shape[1]', 'dets = self.merge_outputs([dets])[1]')
 
 
-def _empty_modules(**modules: dict) -> None:
-    """Modules that the official tracker file imports for its network part, which the timed part never calls."""
-    for name, attributes in modules.items():
-        module = types.ModuleType(name)
-        module.__dict__.update(attributes)
-        module.__path__ = []
-        sys.modules.setdefault(name, module)
-
-
 def official_fairmot(root: str):
     """``(prepare, run)`` of the official FairMOT ``JDETracker`` of a checkout, edited as tests/fixtures/jde_official
     says: ``update(dets, id_feature)`` without the network forward and decoding (everything from the score filter
@@ -115,12 +134,8 @@ def official_fairmot(root: str):
     if FAIRMOT_SIGNATURE[0] not in text or first is None or last is None or last < first:
         raise SystemExit(f'{source_file}: not the multitracker.py this edit was written for (FairMOT 4aa6297)')
     edited = '\n'.join(lines[:first] + lines[last + 1:]).replace(*FAIRMOT_SIGNATURE)
-    if not hasattr(np, 'float'):
-        np.float = float
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        _empty_modules(**{'torch': {}, 'torch.nn': {}, 'torch.nn.functional': {}})
+    _old_numpy_names()
+    _torch_or_empty()
 
     class NoModel:
         def to(self, device):
@@ -133,12 +148,8 @@ def official_fairmot(root: str):
                       'models.utils': dict(_tranpose_and_gather_feat=None), 'utils': {},
                       'utils.image': dict(get_affine_transform=None),
                       'utils.post_process': dict(ctdet_post_process=None), 'tracking_utils.utils': {}})
-    for name, folder in (('tracker', lib / 'tracker'), ('tracking_utils', lib / 'tracking_utils')):
-        package = types.ModuleType(name)
-        package.__path__ = [str(folder)]
-        sys.modules[name] = package
-    if 'torch' in sys.modules and not hasattr(sys.modules['torch'], 'device'):
-        sys.modules['torch'].device = lambda name: name
+    _package('tracker', lib / 'tracker')
+    _package('tracking_utils', lib / 'tracking_utils')
     import logging
     module = types.ModuleType('tracker.multitracker')
     module.__package__, module.__file__ = 'tracker', str(source_file)
@@ -173,15 +184,12 @@ def official_tracktrack(root: str):
     if not (folder / 'trackers' / 'tracker.py').is_file():
         raise SystemExit(f'--official-tracktrack {root}: no "3. Tracker/trackers/tracker.py" (a checkout of '
                          'kamkyu94/TrackTrack)')
-    if not hasattr(np, 'float_'):
-        np.float_ = np.float64  # the alias cmc.py uses (removed in numpy 2.0)
+    _old_numpy_names()
     others = {name: module for name, module in sys.modules.items() if name == 'trackers' or
               name.startswith('trackers.')}
     for name in others:
         del sys.modules[name]
-    package = types.ModuleType('trackers')
-    package.__path__ = [str(folder / 'trackers')]  # (a regular package of that name would beat a path entry)
-    sys.modules['trackers'] = package
+    _package('trackers', folder / 'trackers')
     try:
         from trackers.tracker import Tracker
     finally:

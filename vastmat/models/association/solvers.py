@@ -2,8 +2,8 @@
 
 * ``LapJV``: ``lap.lapjv(cost, extend_cost=True, cost_limit=thr)``, the ByteTrack family's semantics: the problem is
   padded with dummy rows and columns of cost ``thr / 2``, so leaving a pair unmatched can beat matching it
-  (reference/trackers.md 0.2). ``backend='scipy'`` (the default) finds the same optimum with scipy on the unpadded
-  matrix (see :class:`LapJV`), five times faster than lap on a frame's tens of boxes (the default with a finite limit);
+  (reference/trackers.md 0.2). ``backend='scipy'`` finds the same optimum with scipy on the unpadded matrix (see
+  :class:`LapJV`), five times faster than lap on a frame's tens of boxes: the default with a finite limit;
   ``backend='lap'`` calls lap.
 * ``Hungarian``: the minimum-cost assignment, then pairs with cost > ``thr`` dropped.
 * ``Greedy``: the cheapest remaining pair while it costs < ``thr``.

@@ -11,10 +11,18 @@ import numpy as np
 
 from vastmat.registry import TASK_UTILS
 
+_OFF_DIAGONAL_4 = np.flatnonzero(~np.eye(4, dtype=bool))  # the off-diagonal entries of a flattened 4 x 4 matrix
 # the 0.95 quantile of the chi-square distribution with N degrees of freedom (DeepSORT's ``chi2inv95``): the gate
 # of the squared Mahalanobis distance (4: xyah, 2: centre only)
-_OFF_DIAGONAL_4 = np.flatnonzero(~np.eye(4, dtype=bool))  # the off-diagonal entries of a flattened 4 x 4 matrix
 CHI2INV95 = {1: 3.8415, 2: 5.9915, 3: 7.8147, 4: 9.4877, 5: 11.070, 6: 12.592, 7: 14.067, 8: 15.507, 9: 16.919}
+
+
+def _diagonal(projected_cov: np.ndarray) -> np.ndarray | None:
+    """The ``(k, 4)`` diagonals of ``(k, 4, 4)`` projected covariances, or None where any is not diagonal. This
+    filter keeps the four coordinates uncorrelated (initiate, predict and update never mix them), so its own are;
+    a caller's full covariance is not."""
+    flat = projected_cov.reshape(len(projected_cov), 16)
+    return None if flat[:, _OFF_DIAGONAL_4].any() else flat[:, ::5]
 
 
 @TASK_UTILS.register_module()
@@ -79,14 +87,13 @@ class KalmanFilterXYAH:
                measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The correction step with measured xyah boxes."""
         projected_mean, projected_cov = self.project(mean, covariance)
-        # gain^T = S^-1 H P (S symmetric); one batched solve instead of k Cholesky factorisations. This filter keeps
-        # the four coordinates uncorrelated (initiate, predict and update never mix them), so S is diagonal and the
-        # solve is a division, unless the caller's covariance mixes them
-        flat = projected_cov.reshape(len(projected_cov), 16)
-        if flat[:, _OFF_DIAGONAL_4].any():
+        # gain^T = S^-1 H P (S symmetric); one batched solve instead of k Cholesky factorisations, a division where
+        # S is diagonal (_diagonal)
+        diagonal = _diagonal(projected_cov)
+        if diagonal is None:
             gain_t = np.linalg.solve(projected_cov, covariance[:, :4, :])
         else:
-            gain_t = covariance[:, :4, :] / flat[:, ::5, None]
+            gain_t = covariance[:, :4, :] / diagonal[:, :, None]
         gain = gain_t.transpose(0, 2, 1)
         innovation = np.asarray(measurement, dtype=np.float64).reshape(-1, 4) - projected_mean
         new_mean = mean + np.einsum('kij,kj->ki', gain, innovation)
@@ -109,11 +116,11 @@ class KalmanFilterXYAH:
         if metric == 'gaussian':
             return np.sum(d * d, axis=2)
         # the official z = L^-1 d with L the Cholesky factor, for every track in one batched solve (scipy's
-        # triangular solve takes one matrix at a time). The filter's own projected covariance is diagonal (see
-        # update): then L is the square root of the diagonal and the solve a division
-        flat = projected_cov.reshape(len(projected_cov), 16)
-        if not flat[:, _OFF_DIAGONAL_4].any():
-            z = d / np.sqrt(flat[:, None, ::5][:, :, :dims])  # (k, m, dims)
+        # triangular solve takes one matrix at a time). Where the projected covariance is diagonal (_diagonal), L is
+        # the square root of the diagonal and the solve a division
+        diagonal = _diagonal(projected_cov)
+        if diagonal is not None:
+            z = d / np.sqrt(diagonal[:, None, :dims])  # (k, m, dims)
             return np.sum(z * z, axis=2)
         chol = np.linalg.cholesky(projected_cov[:, :dims, :dims])
         z = np.linalg.solve(chol, d.transpose(0, 2, 1))  # (k, dims, m)
