@@ -197,3 +197,105 @@ def test_frame_times_count_the_tracks_carried_into_each_frame():
     assert results['frames'] == 7 and results['max_tracks'] == 2 and results['fps'] > 0
     with pytest.raises(UserInputError, match='--bin-width 0'):
         by_track_count(records, 0)
+
+
+# the official RuntimeTracker API over the ports (a fake checkout: the official code is not in the project)
+_FAKE_RUNTIME_TRACKER = '''
+import numpy as np
+import torch
+from utils.misc import distributed_device
+{tcei_import}
+from vastmat.structures.tracking import TrackingFrame
+
+
+class RuntimeTracker:
+    def __init__(self, model, sequence_hw, **settings):
+        assert distributed_device() == torch.device('cpu')
+        from vastmat.models.trackers.{module} import {cls}
+        {port_settings}
+        self.model, self.hw, self.t = model, sequence_hw, 0
+        self.port = {cls}(trajectory_modeling=model.trajectory_modeling, id_decoder=model.id_decoder,
+                          **runtime, **port_settings)
+        self.port.eval()
+
+    def update(self, image, **caches):
+        assert image is None and sorted(caches) == {caches}
+        {experience}
+        out = self.model(frames=image, part='detr')
+        h, w = self.hw
+        b = out['pred_boxes'][0].double()
+        xyxy = torch.stack([(b[:, 0] - b[:, 2] / 2) * w, (b[:, 1] - b[:, 3] / 2) * h,
+                            (b[:, 0] + b[:, 2] / 2) * w, (b[:, 1] + b[:, 3] / 2) * h], 1).numpy()
+        self.t += 1
+        frame = TrackingFrame.from_arrays(xyxy, out['pred_logits'][0, :, 0].sigmoid().double().numpy(), self.t,
+                                          features=out['outputs'][0].double().numpy())
+        self.result = self.port.update(frame)
+
+    def get_track_results(self):
+        return dict(id=torch.as_tensor(self.result.ids - 1))
+'''
+_RUNTIME_KEYS = ('det_thresh', 'newborn_thresh', 'id_thresh', 'area_thresh', 'miss_tolerance', 'assignment_protocol')
+
+
+def _fake_runtime_checkout(root, tcei):
+    """The official layout: package __init__ files that must not run, utils/misc.py importing accelerate, the ID
+    modules with the official constructor arguments, and a RuntimeTracker running the port behind the official
+    API (TCEI: experience shared through the official cross-video cache dicts, tcei.py with the min-max line)."""
+    for package in ('models', 'models/motip', 'utils', 'structures'):
+        (root / package).mkdir(parents=True)
+        (root / package / '__init__.py').write_text('raise ImportError("the official __init__ must not run")\n')
+    (root / 'utils' / 'misc.py').write_text(
+        'from accelerate import PartialState, DistributedType\nstate = PartialState()\n\n\n'
+        'def distributed_device():\n    assert state.distributed_type == DistributedType.NO\n    return state.device\n')
+    for name, port in (('id_decoder', 'MOTIPIDDecoder'), ('trajectory_modeling', 'MOTIPTrajectoryModeling')):
+        official = 'IDDecoder' if name == 'id_decoder' else 'TrajectoryModeling'
+        extra = 'use_aux_loss, use_shared_aux_head, ' if name == 'id_decoder' else ''
+        (root / 'models' / 'motip' / f'{name}.py').write_text(
+            f'from vastmat.models.trackers.motip_modules import {port}\n\n\nclass {official}({port}):\n'
+            f'    def __init__(self, {extra}**kwargs):\n        super().__init__(**kwargs)\n')
+    if tcei:
+        from vastmat.experiments.peer_runtime_trackers import MINMAX_LINE
+        (root / 'TCEI').mkdir()
+        (root / 'TCEI' / 'tcei.py').write_text('import torch\n\n\ndef compute_cache_logits():\n    if True:\n'
+                                               '        if True:\n            affinity = torch.ones(2)\n'
+                                               + MINMAX_LINE + '            return affinity\n')
+    settings = (f'runtime = {{k: settings.pop(k) for k in {_RUNTIME_KEYS}}}\n        port_settings = settings' if tcei
+                else 'runtime, port_settings = settings, {}')
+    experience = ("self.port.caches.w_pos = caches['w_pos_cache'].setdefault('cache', self.port.caches.w_pos)\n"
+                  "        self.port.caches.w_neg = caches['w_neg_cache'].setdefault('cache', self.port.caches.w_neg)"
+                  if tcei else 'pass')
+    (root / 'models' / 'runtime_tracker.py').write_text(_FAKE_RUNTIME_TRACKER.format(
+        tcei_import='from TCEI.tcei import *' if tcei else '', module='tcei_tracker' if tcei else 'motip_tracker',
+        cls='TCEITracker' if tcei else 'MOTIPTracker', port_settings=settings,
+        caches=['neg_cache', 'pos_cache', 'w_neg_cache', 'w_pos_cache'] if tcei else [], experience=experience))
+
+
+@pytest.mark.skipif(not osp.isdir(AT10), reason=f'AnimalTrack-10fps-sim not found at {AT10}')
+def test_runtime_tracker_speed_beside_the_official_layout(tmp_path, monkeypatch):
+    """The queries, weights and settings reach the peer script intact: behind the official API and loading path
+    (no package __init__, the accelerate stub, strict state dicts, the cross-video caches carried from video to
+    video within a repeat) the ports give the same ids as in process, and the ratios and table follow."""
+    import sys
+
+    from vastmat.experiments import runtime_tracker_speed as speed
+    from vastmat.utils.errors import UserInputError
+    monkeypatch.setattr(speed, 'list_sequences', lambda root: ['chicken_5', 'deer_4'])
+    _fake_runtime_checkout(tmp_path / 'MOTIP', tcei=False)
+    _fake_runtime_checkout(tmp_path / 'TCEI', tcei=True)
+    results = speed.runtime_tracker_speed(AT10, videos=2, frames=6, repeats=2, peer_python=sys.executable,
+                                          official_motip=str(tmp_path / 'MOTIP'),
+                                          official_tcei=str(tmp_path / 'TCEI'), log=lambda text: None)
+    assert (results['videos'], results['frames']) == (2, 12)
+    rows = results['trackers']
+    assert list(rows) == ['MOTIPTracker', 'TCEITracker', 'official MOTIP', 'official TCEI']
+    for name in ('MOTIPTracker', 'TCEITracker'):
+        assert rows[name]['same_ids_as_official'] is True
+        assert rows[name]['ratio_to_official'] == pytest.approx(
+            rows[speed.OFFICIAL[name]]['seconds'] / rows[name]['seconds'])
+        assert rows[name]['rows'] == rows[speed.OFFICIAL[name]]['rows'] > 0
+    assert 'x its official code' in [c.header for c in speed.speed_table(results).columns]
+    with pytest.raises(UserInputError, match='need --peer-python'):
+        speed.runtime_tracker_speed(AT10, official_motip=str(tmp_path / 'MOTIP'))
+    with pytest.raises(UserInputError, match='no models/runtime_tracker.py'):
+        speed.runtime_tracker_speed(AT10, videos=1, frames=2, repeats=1, peer_python=sys.executable,
+                                    official_motip=str(tmp_path), log=lambda text: None)

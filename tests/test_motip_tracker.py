@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os.path as osp
-import zlib
 
 import numpy as np
 import pytest
@@ -22,69 +21,16 @@ from helpers.motip_weights import deterministic_weights
 GOLDEN = osp.join(REPO, 'tests', 'fixtures', 'motip_tracker_official')
 AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
 
-FEATURE_DIM = 256  # the official RuntimeTracker hard-codes 256 (DETR hidden size)
-NUM_PADDING = 8  # padding queries per frame (scores below every det_thresh used here)
-FEATURE_SCALE = 16.0  # unit features * 16: entries of order 1, like DETR decoder outputs
-
 
 # --------------------------------------------------------------------------------------------------- the inputs
-def _seed(text: str) -> int:
-    return zlib.crc32(text.encode('utf-8'))
-
-
 def video_queries(video: str, blackouts: bool = True, blackout_first: bool = False,
                   num_frames: int | None = None) -> dict:
-    """The DETR outputs fed to both trackers for one video of AnimalTrack-10fps-sim, deterministic (crc32 seeds).
-
-    Per frame ``1 .. seqLength`` (or ``1 .. num_frames``): the frame's simulated detections (``dets/<video>.txt``, file order) plus
-    ``NUM_PADDING`` padding queries, in an order shuffled by ``default_rng(crc32('motip-order:<video>:<frame>'))``.
-    Detections: their boxes; scores from the file; features: tests/helpers/tracktrack_inputs.py
-    ``simulated_features`` (identity-consistent, ``feature_dim`` 256, keys ``motip:{video}:{frame}`` and
-    ``motip:{video}:{gid}``) times 16. Padding queries (``default_rng(crc32('motip-pad:<video>:<frame>'))``):
-    normalised centre uniform(0.05, 0.95), size uniform(0.02, 0.2), score uniform(0, 0.28), feature a unit normal
-    vector times 16. Blackouts (``blackouts``): frames with ``frame % 25 == 13`` (and frames 1-2 with
-    ``blackout_first``) have every score times 0.3 (no detection above 0.3).
-
-    Returns ``dict(image_hw, frames)``, ``frames[t] = (logits (Q, 1), boxes (Q, 4) normalised cx cy w h, features
-    (Q, 256))`` float32 arrays (what the official ``part='detr'`` returns), plus ``scores`` = ``sigmoid(logits)``
-    computed in float32 by torch and ``xyxy`` = the pixel boxes ``x1 y1 x2 y2`` computed in float64 from the float32
-    normalised boxes (what the port is fed).
-    """
-    from helpers.tracktrack_inputs import simulated_features
-    from vastmat.datasets.formats import read_detections, read_gt, read_seqinfo
-    info = read_seqinfo(osp.join(AT10, 'gt', video, 'seqinfo.ini'))
-    width, height, length = info['imWidth'], info['imHeight'], info['seqLength']
-    dets = read_detections(osp.join(AT10, 'dets', f'{video}.txt'))
-    gt = read_gt(osp.join(AT10, 'gt', video, 'gt', 'gt.txt'))
-    feats = simulated_features(video, dets.frames, dets.boxes, gt.frames, gt.ids, gt.boxes, FEATURE_DIM,
-                               frame_key='motip:{video}:{frame}', identity_key='motip:{video}:{gid}') * FEATURE_SCALE
-    frames = []
-    for t in range(1, (length if num_frames is None else min(num_frames, length)) + 1):
-        rows = np.flatnonzero(dets.frames == t)
-        ltwh = dets.boxes[rows]
-        cxcywh = np.column_stack([(ltwh[:, 0] + ltwh[:, 2] / 2) / width, (ltwh[:, 1] + ltwh[:, 3] / 2) / height,
-                                  ltwh[:, 2] / width, ltwh[:, 3] / height])
-        rng = np.random.default_rng(_seed(f'motip-pad:{video}:{t}'))
-        pad_boxes = np.column_stack([rng.uniform(0.05, 0.95, (NUM_PADDING, 2)),
-                                     rng.uniform(0.02, 0.2, (NUM_PADDING, 2))])
-        pad_scores = rng.uniform(0.0, 0.28, NUM_PADDING)
-        pad_feats = rng.standard_normal((NUM_PADDING, FEATURE_DIM))
-        pad_feats = pad_feats / np.linalg.norm(pad_feats, axis=1, keepdims=True) * FEATURE_SCALE
-        boxes = np.concatenate([cxcywh, pad_boxes])
-        scores = np.concatenate([dets.scores[rows], pad_scores])
-        features = np.concatenate([feats[rows], pad_feats])
-        if (blackouts and t % 25 == 13) or (blackout_first and t <= 2):
-            scores = scores * 0.3
-        order = np.random.default_rng(_seed(f'motip-order:{video}:{t}')).permutation(len(scores))
-        probs = torch.from_numpy(np.clip(scores[order], 1e-4, 1 - 1e-4))
-        logits = torch.logit(probs).float()[:, None]
-        boxes32 = boxes[order].astype(np.float32)
-        b = boxes32.astype(np.float64)
-        xyxy = np.column_stack([(b[:, 0] - 0.5 * b[:, 2]) * width, (b[:, 1] - 0.5 * b[:, 3]) * height,
-                                (b[:, 0] + 0.5 * b[:, 2]) * width, (b[:, 1] + 0.5 * b[:, 3]) * height])
-        frames.append(dict(logits=logits.numpy(), boxes=boxes32, features=features[order].astype(np.float32),
-                           scores=logits.sigmoid().max(dim=-1).values.numpy().astype(np.float64), xyxy=xyxy))
-    return dict(image_hw=(height, width), frames=frames)
+    """The DETR outputs fed to both trackers for one video of AnimalTrack-10fps-sim: vastmat.experiments.
+    simulated_inputs ``detr_queries`` with its defaults (key ``motip``, 8 padding queries with scores below 0.28,
+    features times 16, shuffled, blackouts at ``frame % 25 == 13`` when ``blackouts`` and at frames 1-2 with
+    ``blackout_first``); its docstring is the recipe."""
+    from vastmat.experiments.simulated_inputs import detr_queries
+    return detr_queries(AT10, video, blackouts=blackouts, blackout_first=blackout_first, num_frames=num_frames)
 
 
 def inputs_digest(queries: dict) -> str:

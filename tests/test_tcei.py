@@ -5,7 +5,6 @@ import hashlib
 import json
 import math
 import os.path as osp
-import zlib
 
 import numpy as np
 import pytest
@@ -260,51 +259,14 @@ NUM_PADDING = 4
 FEATURE_SCALE = 4.0
 
 
-def _crc(text: str) -> int:
-    return zlib.crc32(text.encode('utf-8'))
-
-
 def tcei_queries(video: str, num_frames: int = NUM_FRAMES) -> dict:
-    """The DETR outputs of the first ``num_frames`` frames of one AnimalTrack-10fps-sim video (deterministic).
-
-    Per frame: the simulated detections (``dets/<video>.txt``, file order) then ``NUM_PADDING`` padding queries.
-    Detection features: tests/helpers/tracktrack_inputs.py ``simulated_features`` (identity-consistent, 256-d, keys
-    ``tcei:{video}:{frame}`` / ``tcei:{video}:{gid}``) times 16; padding (``default_rng(crc32('tcei-pad:<video>:
-    <frame>'))``): centre uniform(0.05, 0.95), size uniform(0.02, 0.2), score uniform(0, 0.25), a unit normal
-    feature times 16. Returns ``dict(image_hw, frames)``; ``frames[t]``: ``logits (Q, 1)`` = logit of the clipped
-    score, ``boxes (Q, 4)`` normalised cx cy w h, ``features (Q, 256)``, all float32 (the official ``part='detr'``
-    outputs), and ``scores`` = float32 ``sigmoid(logits)``, ``xyxy`` = the float64 pixel boxes of the float32 boxes
-    (what the port is fed).
-    """
-    from helpers.tracktrack_inputs import simulated_features
-    from vastmat.datasets.formats import read_detections, read_gt, read_seqinfo
-    info = read_seqinfo(osp.join(AT10, 'gt', video, 'seqinfo.ini'))
-    width, height = info['imWidth'], info['imHeight']
-    dets = read_detections(osp.join(AT10, 'dets', f'{video}.txt'))
-    gt = read_gt(osp.join(AT10, 'gt', video, 'gt', 'gt.txt'))
-    feats = simulated_features(video, dets.frames, dets.boxes, gt.frames, gt.ids, gt.boxes, FEATURE_DIM,
-                               frame_key='tcei:{video}:{frame}', identity_key='tcei:{video}:{gid}') * FEATURE_SCALE
-    frames = []
-    for t in range(1, num_frames + 1):
-        rows = np.flatnonzero(dets.frames == t)
-        ltwh = dets.boxes[rows]
-        cxcywh = np.column_stack([(ltwh[:, 0] + ltwh[:, 2] / 2) / width, (ltwh[:, 1] + ltwh[:, 3] / 2) / height,
-                                  ltwh[:, 2] / width, ltwh[:, 3] / height])
-        rng = np.random.default_rng(_crc(f'tcei-pad:{video}:{t}'))
-        pad_boxes = np.column_stack([rng.uniform(0.05, 0.95, (NUM_PADDING, 2)), rng.uniform(0.02, 0.2, (NUM_PADDING, 2))])
-        pad_scores = rng.uniform(0.0, 0.25, NUM_PADDING)
-        pad_feats = rng.standard_normal((NUM_PADDING, FEATURE_DIM))
-        pad_feats = pad_feats / np.linalg.norm(pad_feats, axis=1, keepdims=True) * FEATURE_SCALE
-        probs = torch.from_numpy(np.clip(np.concatenate([dets.scores[rows], pad_scores]), 1e-4, 1 - 1e-4))
-        logits = torch.logit(probs).float()[:, None]
-        boxes32 = np.concatenate([cxcywh, pad_boxes]).astype(np.float32)
-        b = boxes32.astype(np.float64)
-        xyxy = np.column_stack([(b[:, 0] - 0.5 * b[:, 2]) * width, (b[:, 1] - 0.5 * b[:, 3]) * height,
-                                (b[:, 0] + 0.5 * b[:, 2]) * width, (b[:, 1] + 0.5 * b[:, 3]) * height])
-        frames.append(dict(logits=logits.numpy(), boxes=boxes32,
-                           features=np.concatenate([feats[rows], pad_feats]).astype(np.float32),
-                           scores=logits.sigmoid()[:, 0].numpy().astype(np.float64), xyxy=xyxy))
-    return dict(image_hw=(height, width), frames=frames)
+    """The DETR outputs of the first ``num_frames`` frames of one AnimalTrack-10fps-sim video: vastmat.experiments.
+    simulated_inputs ``detr_queries`` with key ``tcei``, ``NUM_PADDING`` padding queries with scores below 0.25,
+    features times ``FEATURE_SCALE``, in file order (detections then padding), no blackouts."""
+    from vastmat.experiments.simulated_inputs import detr_queries
+    return detr_queries(AT10, video, key='tcei', num_padding=NUM_PADDING, padding_score_max=0.25,
+                        feature_scale=FEATURE_SCALE, feature_dim=FEATURE_DIM, shuffle=False, blackouts=False,
+                        num_frames=num_frames)
 
 
 def inputs_digest(queries: dict) -> str:

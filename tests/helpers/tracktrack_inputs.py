@@ -38,66 +38,18 @@ from __future__ import annotations
 
 import os
 import os.path as osp
-import zlib
 
 import numpy as np
 
 from vastmat.datasets.formats import read_detections, read_gt, read_seqinfo
+from vastmat.experiments.simulated_inputs import simulated_features  # noqa: F401
 
 DEFAULT_DATA_ROOT = osp.normpath(osp.join(osp.dirname(osp.abspath(__file__)), '..', '..', '..', 'shared', 'data',
                                           'AnimalTrack-10fps-sim'))
-NOISE_STD = 0.6
-MATCH_IOU = 0.5
 EXTRA_EVERY = 4
 EXTRA_MIN_SCORE = 0.3
 EXTRA_SHIFT = 0.15
 EXTRA_SCORE_FACTOR = 0.9
-
-
-def _seed(text: str) -> int:
-    return zlib.crc32(text.encode('utf-8'))
-
-
-def _iou_ltwh(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Plain IoU (no +1) between ltwh boxes ``a (n, 4)`` and ``b (m, 4)``."""
-    ax2, ay2 = a[:, 0] + a[:, 2], a[:, 1] + a[:, 3]
-    bx2, by2 = b[:, 0] + b[:, 2], b[:, 1] + b[:, 3]
-    iw = np.clip(np.minimum(ax2[:, None], bx2[None]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
-    ih = np.clip(np.minimum(ay2[:, None], by2[None]) - np.maximum(a[:, None, 1], b[None, :, 1]), 0, None)
-    inter = iw * ih
-    union = (a[:, 2] * a[:, 3])[:, None] + (b[:, 2] * b[:, 3])[None] - inter
-    return inter / np.maximum(union, 1e-12)
-
-
-def simulated_features(video: str, frames: np.ndarray, boxes: np.ndarray, gt_frames: np.ndarray,
-                       gt_ids: np.ndarray, gt_boxes: np.ndarray, feature_dim: int = 16,
-                       frame_key: str = '{video}:{frame}', identity_key: str = '{video}:{gid}') -> np.ndarray:
-    """L2-normalised ``(n, feature_dim)`` features for detections (file order), as the module docstring says.
-    ``frame_key`` / ``identity_key`` are the texts whose crc32 seeds a frame's noise and an identity's base (other
-    golden inputs, tests/helpers/jde_inputs.py, use their own)."""
-    feats = np.zeros((len(frames), feature_dim))
-    bases: dict[int, np.ndarray] = {}
-    for frame in np.unique(frames):
-        rows = np.flatnonzero(frames == frame)  # file order (the reader keeps it)
-        noise = np.random.default_rng(_seed(frame_key.format(video=video, frame=int(frame)))).standard_normal(
-            (len(rows), feature_dim))
-        g = np.flatnonzero(gt_frames == frame)
-        best = np.full(len(rows), -1)
-        if len(g):
-            iou = _iou_ltwh(boxes[rows], gt_boxes[g])
-            arg = iou.argmax(axis=1)
-            ok = iou[np.arange(len(rows)), arg] >= MATCH_IOU
-            best[ok] = gt_ids[g[arg[ok]]]
-        for k, row in enumerate(rows):
-            if best[k] >= 0:
-                gid = int(best[k])
-                if gid not in bases:
-                    seed = _seed(identity_key.format(video=video, gid=gid))
-                    bases[gid] = np.random.default_rng(seed).standard_normal(feature_dim)
-                feats[row] = bases[gid] + NOISE_STD * noise[k]
-            else:
-                feats[row] = noise[k]
-    return feats / np.linalg.norm(feats, axis=1, keepdims=True)
 
 
 def det_tokens(det_path: str, line_numbers: np.ndarray) -> list[list[str]]:

@@ -237,6 +237,19 @@ def write_peer_videos(videos: list[dict], path: str | Path, feature_dim: int = 0
     np.savez(path, **arrays)
 
 
+def run_peer_script(peer_python: str, arguments: list[str], out: Path) -> dict:
+    """Run a peer script (``arguments[0]``, by its path) under ``peer_python`` and return the JSON it wrote to
+    ``out``; a failure is a :class:`UserInputError` with the end of its stderr."""
+    try:
+        done = subprocess.run([peer_python, *arguments], capture_output=True, text=True)
+    except OSError as error:
+        raise UserInputError(f'--peer-python {peer_python}: {error}') from error
+    if done.returncode:
+        raise UserInputError(f'--peer-python {peer_python}: {Path(arguments[0]).name} ended with exit '
+                             f'{done.returncode}:\n{done.stderr[-3000:]}')
+    return json.loads(Path(out).read_text())
+
+
 def peer_times(peer_python: str, videos: list[dict], repeats: int, official_bytetrack: str | None = None,
                official_fairmot: str | None = None, feature_dim: int = 128, official_tracktrack: str | None = None,
                log: Callable[[str], Any] = print) -> dict[str, float]:
@@ -255,14 +268,7 @@ def peer_times(peer_python: str, videos: list[dict], repeats: int, official_byte
         if official_tracktrack:
             command += ['--official-tracktrack', str(official_tracktrack)]
         log(f'timing the peer trackers under {peer_python}')
-        try:
-            done = subprocess.run(command, capture_output=True, text=True)
-        except OSError as error:
-            raise UserInputError(f'--peer-python {peer_python}: {error}') from error
-        if done.returncode:
-            raise UserInputError(f'--peer-python {peer_python}: {PEER_SCRIPT.name} ended with exit '
-                                 f'{done.returncode}:\n{done.stderr[-3000:]}')
-        seconds = json.loads(out.read_text())['seconds']
+        seconds = run_peer_script(peer_python, command[1:], out)['seconds']
     if not seconds:
         log(f'{peer_python}: no peer tracker found (no --official-* checkout, Roboflow trackers not installed)')
     return seconds
