@@ -30,7 +30,6 @@ import json
 import os
 import sys
 import time
-import types
 from pathlib import Path
 
 import numpy as np

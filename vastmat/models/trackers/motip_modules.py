@@ -274,3 +274,56 @@ class MOTIPIDDecoder(BaseModule):
         if return_id_embeds:
             return logits, id_embeds
         return logits
+
+    # ------------------------------------------------------------------- the runtime tracker's incremental decoding
+    # A runtime window changes by one frame per frame, but forward() projects every trajectory token to keys and
+    # values in every layer again (most of its time on the CPU). The tracker keeps each token's projections from the
+    # frame it entered the window (trajectory_keys_values) and decodes the new frame's detections against them
+    # (decode_against_keys_values): the same operations on the same rows as forward's nn.MultiheadAttention.
+    def trajectory_keys_values(self, features: Tensor, labels: Tensor) -> Tensor:
+        """Every layer's cross-attention keys and values of ``M`` trajectory tokens: ``features (M, feature_dim)``
+        (after trajectory modelling), ``labels (M,)`` in ``[0, K]``; returns ``(M, num_layers, 2, D)``, ``D =
+        feature_dim + id_dim`` (keys then values, as the attention's packed key-value projection)."""
+        dtype = self.word_to_embed.weight.dtype
+        d = self.feature_dim + self.id_dim
+        tokens = torch.cat([features.to(dtype), self.word_to_embed.weight.t()[labels.long()]], dim=-1)
+        return torch.stack([F.linear(tokens, attn.in_proj_weight[d:], attn.in_proj_bias[d:])
+                            for attn in self.cross_attn_layers], dim=1).view(len(tokens), self.num_layers, 2, d)
+
+    def decode_against_keys_values(self, unknown_features: Tensor, keys_values: Tensor, padding: Tensor,
+                                   rel_times: Tensor) -> tuple[Tensor, Tensor]:
+        """:meth:`forward` of one frame's ``n`` unknown tokens (``B = G = T2 = 1``, none masked) against ``M``
+        trajectory tokens that are all earlier than them (a runtime window), given as their
+        :meth:`trajectory_keys_values` ``(M, num_layers, 2, D)``; ``padding (M,)`` bool, True = absent;
+        ``rel_times (M,)`` the unknowns' time minus each token's, in ``[1, rel_pe_length)``. Returns the logits
+        ``(n, K + 1)`` and the id embeddings ``(n, id_dim)``."""
+        n, m = unknown_features.shape[0], keys_values.shape[0]
+        dtype = self.word_to_embed.weight.dtype
+        device = unknown_features.device
+        d, heads = self.feature_dim + self.id_dim, self.num_heads
+        head_dim = d // heads
+        newborn = self.word_to_embed.weight.t()[self.num_id_vocabulary].expand(n, self.id_dim)
+        x = torch.cat([unknown_features.to(dtype), newborn], dim=-1)
+        if n == 0:
+            return F.linear(x[:, -self.id_dim:], self.embed_to_word.weight), x[:, -self.id_dim:]
+        self_padding = torch.zeros((1, n), dtype=torch.bool, device=device)
+        # nn.MultiheadAttention's add_zero_attn: a zero key and value after the tokens, never masked
+        zero = torch.zeros((heads, 1, head_dim), dtype=dtype, device=device)
+        key_padding = F.pad(torch.zeros(m, dtype=dtype, device=device).masked_fill(padding, float('-inf')), (0, 1))
+        for layer in range(self.num_layers):
+            if layer > 0:
+                y = x[None]
+                out = self.self_attn_layers[layer - 1](y, y, y, key_padding_mask=self_padding, need_weights=False)[0]
+                x = self.self_attn_norm_layers[layer - 1](y + out)[0]
+            attn = self.cross_attn_layers[layer]
+            q = F.linear(x, attn.in_proj_weight[:d], attn.in_proj_bias[:d]).view(n, heads, head_dim).transpose(0, 1)
+            k = torch.cat([keys_values[:, layer, 0].view(m, heads, head_dim).transpose(0, 1), zero], dim=1)
+            v = torch.cat([keys_values[:, layer, 1].view(m, heads, head_dim).transpose(0, 1), zero], dim=1)
+            bias = F.pad(self.rel_pos_embeds[layer][rel_times].t(), (0, 1))  # (heads, M + 1)
+            mask = (bias + key_padding)[:, None].expand(heads, n, m + 1)
+            out = F.scaled_dot_product_attention(q[None], k[None], v[None], attn_mask=mask[None])[0]
+            out = F.linear(out.transpose(0, 1).reshape(n, d), attn.out_proj.weight, attn.out_proj.bias)
+            x = self.cross_attn_norm_layers[layer](x + out)
+            x = self.ffn_norm_layers[layer](x + self.ffn_layers[layer](x))
+        id_embeds = x[:, -self.id_dim:]
+        return F.linear(id_embeds, self.embed_to_word.weight), id_embeds

@@ -92,8 +92,10 @@ from .base_tracker import BaseTracker
 
 ASSIGNMENT_PROTOCOLS = ('object-max', 'hungarian', 'id-max')
 
-# the trajectory window's tensors, all (T, N, ...): T frames (oldest first), N label columns
-WINDOW = ('trajectory_features', 'trajectory_boxes', 'trajectory_id_labels', 'trajectory_times', 'trajectory_masks')
+# the trajectory window's tensors, all (T, N, ...): T frames (oldest first), N label columns; the last holds each
+# token's cross-attention keys and values of every decoder layer, computed once when its frame enters the window
+WINDOW = ('trajectory_features', 'trajectory_boxes', 'trajectory_id_labels', 'trajectory_times', 'trajectory_masks',
+          'trajectory_keys_values')
 
 
 class LabelQueue:
@@ -215,8 +217,14 @@ class MOTIPTracker(BaseTracker):
         self.trajectory_id_labels = torch.zeros((0, 0), dtype=torch.int64, device=device)
         self.trajectory_times = torch.zeros((0, 0), dtype=torch.int64, device=device)
         self.trajectory_masks = torch.zeros((0, 0), dtype=torch.bool, device=device)
+        self.trajectory_keys_values = torch.zeros((0, 0, *self._keys_values_shape), device=device)
         self.kept = torch.zeros(0, dtype=torch.int64, device=device)
         self.started = False  # a frame was tracked since the last reset
+
+    @property
+    def _keys_values_shape(self) -> tuple[int, int, int]:
+        decoder = self.id_decoder
+        return decoder.num_layers, 2, decoder.feature_dim + decoder.id_dim
 
     @property
     def window_labels(self) -> set[int]:
@@ -300,16 +308,17 @@ class MOTIPTracker(BaseTracker):
 
     def id_logits(self, features: Tensor) -> tuple[Tensor, Tensor]:
         """The ID decoder's ``(n, K + 1)`` logits for the detections' ``features`` against the window, and the id
-        half of its last layer's tokens ``(n, id_dim)`` (TCEI's ``after_id_decoder_id_embeds``)."""
-        num_frames, n = self.trajectory_features.shape[0], features.shape[0]
-        trajectory = self.trajectory_modeling(self.trajectory_features[None, None])
-        unknown_times = torch.full((1, 1, 1, n), num_frames, dtype=torch.int64, device=features.device)
-        unknown_masks = torch.zeros((1, 1, 1, n), dtype=torch.bool, device=features.device)
-        logits, id_embeds = self.id_decoder(
-            trajectory, self.trajectory_id_labels[None, None], self.trajectory_times[None, None],
-            self.trajectory_masks[None, None], features[None, None, None], unknown_times, unknown_masks,
-            return_id_embeds=True)
-        return logits[0, 0, 0], id_embeds[0, 0, 0]
+        half of its last layer's tokens ``(n, id_dim)`` (TCEI's ``after_id_decoder_id_embeds``).
+
+        The official runs trajectory modelling and the decoder on the whole window every frame; here each window
+        token's keys and values were computed when its frame entered the window (:meth:`update_trajectories`) and
+        the detections are decoded against them (``MOTIPIDDecoder.decode_against_keys_values``: the decoder's
+        forward on the same rows, equal to it bit for bit in tests/test_motip_modules.py)."""
+        num_frames, num_columns = self.trajectory_masks.shape
+        size = num_frames * num_columns
+        return self.id_decoder.decode_against_keys_values(
+            features, self.trajectory_keys_values.reshape(size, *self._keys_values_shape),
+            self.trajectory_masks.reshape(size), (num_frames - self.trajectory_times).reshape(size))
 
     def predict_id_labels(self, features: Tensor) -> Tensor:
         """``(n,)`` ID labels of the active detections, ``0 .. K-1`` or ``K`` (newborn)."""
@@ -425,6 +434,9 @@ class MOTIPTracker(BaseTracker):
                 [self.trajectory_features, self.trajectory_features.new_zeros((num_frames, m, self.feature_dim))], 1)
             self.trajectory_masks = torch.cat(
                 [self.trajectory_masks, torch.ones((num_frames, m), dtype=torch.bool, device=device)], 1)
+            self.trajectory_keys_values = torch.cat(
+                [self.trajectory_keys_values,
+                 self.trajectory_keys_values.new_zeros((num_frames, m, *self._keys_values_shape))], 1)
         # the current frame: each column takes the detection with its label, or stays masked
         current_labels = self.trajectory_id_labels[0] if num_frames > 0 else labels
         n = len(current_labels)
@@ -435,10 +447,15 @@ class MOTIPTracker(BaseTracker):
         current_features[columns] = features[dets].to(current_features.dtype)
         current_boxes[columns] = boxes[dets].to(current_boxes.dtype)
         current_masks[columns] = False
+        # the new tokens' keys and values (masked ones stay zero: never attended to)
+        current_keys_values = self.trajectory_keys_values.new_zeros((n, *self._keys_values_shape))
+        current_keys_values[columns] = self.id_decoder.trajectory_keys_values(
+            self.trajectory_modeling(features[dets].to(current_features.dtype)), labels[dets])
         self.trajectory_features = torch.cat([self.trajectory_features, current_features[None]], 0)
         self.trajectory_boxes = torch.cat([self.trajectory_boxes, current_boxes[None]], 0)
         self.trajectory_id_labels = torch.cat([self.trajectory_id_labels, current_labels[None]], 0)
         self.trajectory_masks = torch.cat([self.trajectory_masks, current_masks[None]], 0)
+        self.trajectory_keys_values = torch.cat([self.trajectory_keys_values, current_keys_values[None]], 0)
         num_frames = self.trajectory_id_labels.shape[0]  # times = the frame position in the window
         self.trajectory_times = torch.arange(num_frames, device=device)[:, None].repeat(1, n)
 
