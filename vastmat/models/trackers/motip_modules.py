@@ -277,27 +277,32 @@ class MOTIPIDDecoder(BaseModule):
 
     # ------------------------------------------------------------------- the runtime tracker's incremental decoding
     # A runtime window changes by one frame per frame, but forward() projects every trajectory token to keys and
-    # values in every layer again (most of its time on the CPU). The tracker keeps each token's projections from the
-    # frame it entered the window (trajectory_keys_values) and decodes the new frame's detections against them
-    # (decode_against_keys_values): the same operations on the same rows as forward's nn.MultiheadAttention.
+    # values in every layer again (most of its time on the CPU). The tracker keeps each observed token's projections
+    # from the frame it entered the window (trajectory_keys_values) and decodes the new frame's detections against
+    # them (decode_against_keys_values): forward's operations on the tokens that are not masked (a masked token's
+    # attention weight is exactly 0 there).
     def trajectory_keys_values(self, features: Tensor, labels: Tensor) -> Tensor:
         """Every layer's cross-attention keys and values of ``M`` trajectory tokens: ``features (M, feature_dim)``
-        (after trajectory modelling), ``labels (M,)`` in ``[0, K]``; returns ``(M, num_layers, 2, D)``, ``D =
-        feature_dim + id_dim`` (keys then values, as the attention's packed key-value projection)."""
+        (after trajectory modelling), ``labels (M,)`` in ``[0, K]``; returns ``(num_layers, 2, num_heads, M,
+        head_dim)`` (keys then values, as the attention's packed key-value projection, split into heads)."""
         dtype = self.word_to_embed.weight.dtype
         d = self.feature_dim + self.id_dim
         tokens = torch.cat([features.to(dtype), self.word_to_embed.weight.t()[labels.long()]], dim=-1)
-        return torch.stack([F.linear(tokens, attn.in_proj_weight[d:], attn.in_proj_bias[d:])
-                            for attn in self.cross_attn_layers], dim=1).view(len(tokens), self.num_layers, 2, d)
+        projected = torch.stack([F.linear(tokens, attn.in_proj_weight[d:], attn.in_proj_bias[d:])
+                                 for attn in self.cross_attn_layers])  # (L, M, 2D)
+        m = len(tokens)
+        return projected.view(self.num_layers, m, 2, self.num_heads, d // self.num_heads).permute(0, 2, 3, 1, 4)
 
     def decode_against_keys_values(self, unknown_features: Tensor, keys_values: Tensor, padding: Tensor,
                                    rel_times: Tensor) -> tuple[Tensor, Tensor]:
         """:meth:`forward` of one frame's ``n`` unknown tokens (``B = G = T2 = 1``, none masked) against ``M``
         trajectory tokens that are all earlier than them (a runtime window), given as their
-        :meth:`trajectory_keys_values` ``(M, num_layers, 2, D)``; ``padding (M,)`` bool, True = absent;
-        ``rel_times (M,)`` the unknowns' time minus each token's, in ``[1, rel_pe_length)``. Returns the logits
+        :meth:`trajectory_keys_values` ``(num_layers, 2, num_heads, M, head_dim)`` (any strides with contiguous
+        head channels). ``padding (M,)`` bool, True = absent (ignored); ``rel_times (M,)`` the unknowns' time minus
+        each token's, in ``[1, rel_pe_length)``, and 0 for nn.MultiheadAttention's ``add_zero_attn`` token (a zero
+        key and value that takes no relative-time bias; the caller keeps exactly one, unmasked). Returns the logits
         ``(n, K + 1)`` and the id embeddings ``(n, id_dim)``."""
-        n, m = unknown_features.shape[0], keys_values.shape[0]
+        n, m = unknown_features.shape[0], keys_values.shape[3]
         dtype = self.word_to_embed.weight.dtype
         device = unknown_features.device
         d, heads = self.feature_dim + self.id_dim, self.num_heads
@@ -307,9 +312,9 @@ class MOTIPIDDecoder(BaseModule):
         if n == 0:
             return F.linear(x[:, -self.id_dim:], self.embed_to_word.weight), x[:, -self.id_dim:]
         self_padding = torch.zeros((1, n), dtype=torch.bool, device=device)
-        # nn.MultiheadAttention's add_zero_attn: a zero key and value after the tokens, never masked
-        zero = torch.zeros((heads, 1, head_dim), dtype=dtype, device=device)
-        key_padding = F.pad(torch.zeros(m, dtype=dtype, device=device).masked_fill(padding, float('-inf')), (0, 1))
+        key_padding = torch.zeros(m, dtype=dtype, device=device).masked_fill(padding, float('-inf'))
+        zero_slot = rel_times == 0
+        rel_times = rel_times.long()
         for layer in range(self.num_layers):
             if layer > 0:
                 y = x[None]
@@ -317,11 +322,10 @@ class MOTIPIDDecoder(BaseModule):
                 x = self.self_attn_norm_layers[layer - 1](y + out)[0]
             attn = self.cross_attn_layers[layer]
             q = F.linear(x, attn.in_proj_weight[:d], attn.in_proj_bias[:d]).view(n, heads, head_dim).transpose(0, 1)
-            k = torch.cat([keys_values[:, layer, 0].view(m, heads, head_dim).transpose(0, 1), zero], dim=1)
-            v = torch.cat([keys_values[:, layer, 1].view(m, heads, head_dim).transpose(0, 1), zero], dim=1)
-            bias = F.pad(self.rel_pos_embeds[layer][rel_times].t(), (0, 1))  # (heads, M + 1)
-            mask = (bias + key_padding)[:, None].expand(heads, n, m + 1)
-            out = F.scaled_dot_product_attention(q[None], k[None], v[None], attn_mask=mask[None])[0]
+            bias = self.rel_pos_embeds[layer][rel_times].masked_fill(zero_slot[:, None], 0.0).t()  # (heads, M)
+            mask = (bias + key_padding)[:, None].expand(heads, n, m)
+            out = F.scaled_dot_product_attention(q[None], keys_values[layer, 0][None], keys_values[layer, 1][None],
+                                                 attn_mask=mask[None])[0]
             out = F.linear(out.transpose(0, 1).reshape(n, d), attn.out_proj.weight, attn.out_proj.bias)
             x = self.cross_attn_norm_layers[layer](x + out)
             x = self.ffn_norm_layers[layer](x + self.ffn_layers[layer](x))

@@ -92,10 +92,71 @@ from .base_tracker import BaseTracker
 
 ASSIGNMENT_PROTOCOLS = ('object-max', 'hungarian', 'id-max')
 
-# the trajectory window's tensors, all (T, N, ...): T frames (oldest first), N label columns; the last holds each
-# token's cross-attention keys and values of every decoder layer, computed once when its frame enters the window
-WINDOW = ('trajectory_features', 'trajectory_boxes', 'trajectory_id_labels', 'trajectory_times', 'trajectory_masks',
-          'trajectory_keys_values')
+# the trajectory window's tensors, all (T, N, ...): T frames (oldest first), N label columns
+WINDOW = ('trajectory_features', 'trajectory_boxes', 'trajectory_id_labels', 'trajectory_times', 'trajectory_masks')
+
+
+class WindowKeysValues:
+    """The decoder's keys and values of the window's observed tokens (the unmasked ones), each computed once, when
+    its frame entered the window: ``buffer (num_layers, 2, num_heads, capacity, head_dim)`` with per slot the
+    token's frame number and ID label. Slot 0 is nn.MultiheadAttention's zero-attention token (zero key and value,
+    never removed). A frame's tokens are written after the last used slot (no copy of the others); removed tokens
+    are padding until the buffer is full, then the live ones move to the front (their order kept: frame, then
+    column), and the capacity doubles when they fill half of it."""
+
+    def __init__(self, num_layers: int, num_heads: int, head_dim: int, device: torch.device,
+                 capacity: int = 256) -> None:
+        self.buffer = torch.zeros((num_layers, 2, num_heads, capacity, head_dim), device=device)
+        self.frames = torch.zeros(capacity, dtype=torch.int64, device=device)
+        self.labels = torch.full((capacity, ), -1, dtype=torch.int64, device=device)
+        self.alive = torch.zeros(capacity, dtype=torch.bool, device=device)
+        self.alive[0] = True  # the zero-attention slot
+        self.size = 1
+
+    def append(self, keys_values: Tensor, labels: Tensor, frame: int) -> None:
+        """Add ``m`` tokens of ``frame`` (``keys_values (num_layers, 2, num_heads, m, head_dim)``)."""
+        m = keys_values.shape[3]
+        if self.size + m > self.buffer.shape[3]:
+            self._compact(m)
+        end = self.size + m
+        self.buffer[:, :, :, self.size:end] = keys_values
+        self.frames[self.size:end] = frame
+        self.labels[self.size:end] = labels
+        self.alive[self.size:end] = True
+        self.size = end
+
+    def _compact(self, room: int) -> None:
+        keep = torch.nonzero(self.alive[:self.size]).flatten()
+        capacity = self.buffer.shape[3]
+        while 2 * (len(keep) + room) > capacity:
+            capacity *= 2
+        buffer = self.buffer.new_zeros((*self.buffer.shape[:3], capacity, self.buffer.shape[4]))
+        buffer[:, :, :, :len(keep)] = self.buffer[:, :, :, keep]
+        frames, labels, alive = (t.new_zeros(capacity) for t in (self.frames, self.labels, self.alive))
+        frames[:len(keep)], labels[:len(keep)], alive[:len(keep)] = self.frames[keep], self.labels[keep], True
+        self.buffer, self.frames, self.labels, self.alive, self.size = buffer, frames, labels, alive, len(keep)
+
+    def remove_before(self, frame: int) -> None:
+        """Remove the tokens of frames before ``frame`` (the window cut)."""
+        self.alive[1:self.size] &= self.frames[1:self.size] >= frame
+
+    def remove_labels(self, labels: list[int]) -> None:
+        """Remove the tokens with these ID labels (evicted trajectories)."""
+        if labels:
+            gone = torch.isin(self.labels[1:self.size], torch.tensor(labels, device=self.labels.device))
+            self.alive[1:self.size] &= ~gone
+
+    def to(self, device: torch.device) -> None:
+        self.buffer, self.frames, self.labels, self.alive = (
+            t.to(device) for t in (self.buffer, self.frames, self.labels, self.alive))
+
+    def view(self, frame: int) -> tuple[Tensor, Tensor, Tensor]:
+        """``(keys_values, padding, rel_times)`` for decoding detections of ``frame``
+        (``MOTIPIDDecoder.decode_against_keys_values``)."""
+        alive = self.alive[:self.size]
+        rel_times = torch.where(alive, frame - self.frames[:self.size], 1)  # removed tokens: any valid index
+        rel_times[0] = 0  # the zero-attention slot
+        return self.buffer[:, :, :, :self.size], ~alive, rel_times
 
 
 class LabelQueue:
@@ -217,14 +278,11 @@ class MOTIPTracker(BaseTracker):
         self.trajectory_id_labels = torch.zeros((0, 0), dtype=torch.int64, device=device)
         self.trajectory_times = torch.zeros((0, 0), dtype=torch.int64, device=device)
         self.trajectory_masks = torch.zeros((0, 0), dtype=torch.bool, device=device)
-        self.trajectory_keys_values = torch.zeros((0, 0, *self._keys_values_shape), device=device)
+        decoder = self.id_decoder
+        self.window_keys_values = WindowKeysValues(decoder.num_layers, decoder.num_heads, decoder.head_dim, device)
+        self.window_frame = 0  # frames tracked since the reset (the window's frame numbers)
         self.kept = torch.zeros(0, dtype=torch.int64, device=device)
         self.started = False  # a frame was tracked since the last reset
-
-    @property
-    def _keys_values_shape(self) -> tuple[int, int, int]:
-        decoder = self.id_decoder
-        return decoder.num_layers, 2, decoder.feature_dim + decoder.id_dim
 
     @property
     def window_labels(self) -> set[int]:
@@ -244,6 +302,7 @@ class MOTIPTracker(BaseTracker):
         if self.trajectory_features.device != device:
             self._map_window(lambda t: t.to(device))
             self.kept = self.kept.to(device)
+            self.window_keys_values.to(device)
 
     def _select_columns(self, keep: Tensor) -> None:
         self._map_window(lambda t: t[:, keep])
@@ -310,15 +369,13 @@ class MOTIPTracker(BaseTracker):
         """The ID decoder's ``(n, K + 1)`` logits for the detections' ``features`` against the window, and the id
         half of its last layer's tokens ``(n, id_dim)`` (TCEI's ``after_id_decoder_id_embeds``).
 
-        The official runs trajectory modelling and the decoder on the whole window every frame; here each window
-        token's keys and values were computed when its frame entered the window (:meth:`update_trajectories`) and
-        the detections are decoded against them (``MOTIPIDDecoder.decode_against_keys_values``: the decoder's
-        forward on the same rows, equal to it bit for bit in tests/test_motip_modules.py)."""
-        num_frames, num_columns = self.trajectory_masks.shape
-        size = num_frames * num_columns
-        return self.id_decoder.decode_against_keys_values(
-            features, self.trajectory_keys_values.reshape(size, *self._keys_values_shape),
-            self.trajectory_masks.reshape(size), (num_frames - self.trajectory_times).reshape(size))
+        The official runs trajectory modelling and the decoder on the whole window every frame; here each observed
+        window token's keys and values were computed once, when its frame entered the window
+        (:meth:`update_trajectories`, :class:`WindowKeysValues`), and the detections are decoded against them
+        (``MOTIPIDDecoder.decode_against_keys_values``: the decoder's forward without the masked tokens; equal to
+        it within float rounding, tests/test_motip_modules.py)."""
+        keys_values, padding, rel_times = self.window_keys_values.view(self.window_frame + 1)
+        return self.id_decoder.decode_against_keys_values(features, keys_values, padding, rel_times)
 
     def predict_id_labels(self, features: Tensor) -> Tensor:
         """``(n,)`` ID labels of the active detections, ``0 .. K-1`` or ``K`` (newborn)."""
@@ -406,7 +463,9 @@ class MOTIPTracker(BaseTracker):
             if self.trajectory_id_labels.shape[0] > 0:
                 evict |= self.trajectory_id_labels[0] == label
             self.id_label_to_id.pop(label, None)
-        self._select_columns(~evict)
+        if bool(evict.any()):
+            self._select_columns(~evict)
+        self.window_keys_values.remove_labels(recycled)
         labels = labels.clone()
         labels[is_newborn] = torch.tensor(recycled, dtype=torch.int64, device=labels.device)
         for label in recycled:
@@ -434,9 +493,6 @@ class MOTIPTracker(BaseTracker):
                 [self.trajectory_features, self.trajectory_features.new_zeros((num_frames, m, self.feature_dim))], 1)
             self.trajectory_masks = torch.cat(
                 [self.trajectory_masks, torch.ones((num_frames, m), dtype=torch.bool, device=device)], 1)
-            self.trajectory_keys_values = torch.cat(
-                [self.trajectory_keys_values,
-                 self.trajectory_keys_values.new_zeros((num_frames, m, *self._keys_values_shape))], 1)
         # the current frame: each column takes the detection with its label, or stays masked
         current_labels = self.trajectory_id_labels[0] if num_frames > 0 else labels
         n = len(current_labels)
@@ -447,21 +503,23 @@ class MOTIPTracker(BaseTracker):
         current_features[columns] = features[dets].to(current_features.dtype)
         current_boxes[columns] = boxes[dets].to(current_boxes.dtype)
         current_masks[columns] = False
-        # the new tokens' keys and values (masked ones stay zero: never attended to)
-        current_keys_values = self.trajectory_keys_values.new_zeros((n, *self._keys_values_shape))
-        current_keys_values[columns] = self.id_decoder.trajectory_keys_values(
-            self.trajectory_modeling(features[dets].to(current_features.dtype)), labels[dets])
+        # the decoder's keys and values of the frame's observed tokens (column order), once
+        self.window_keys_values.remove_before(self.window_frame - keep_frames + 1)
+        self.window_frame += 1
+        self.window_keys_values.append(self.id_decoder.trajectory_keys_values(
+            self.trajectory_modeling(current_features[columns]), labels[dets]), labels[dets], self.window_frame)
         self.trajectory_features = torch.cat([self.trajectory_features, current_features[None]], 0)
         self.trajectory_boxes = torch.cat([self.trajectory_boxes, current_boxes[None]], 0)
         self.trajectory_id_labels = torch.cat([self.trajectory_id_labels, current_labels[None]], 0)
         self.trajectory_masks = torch.cat([self.trajectory_masks, current_masks[None]], 0)
-        self.trajectory_keys_values = torch.cat([self.trajectory_keys_values, current_keys_values[None]], 0)
         num_frames = self.trajectory_id_labels.shape[0]  # times = the frame position in the window
         self.trajectory_times = torch.arange(num_frames, device=device)[:, None].repeat(1, n)
 
     def remove_inactive(self) -> None:
         """Remove the label columns with no observation in the window."""
-        self._select_columns((~self.trajectory_masks).any(dim=0))
+        active = (~self.trajectory_masks).any(dim=0)
+        if not bool(active.all()):
+            self._select_columns(active)
 
     def extra_repr(self) -> str:
         return (f'det_thresh={self.det_thresh}, newborn_thresh={self.newborn_thresh}, id_thresh={self.id_thresh}, '
