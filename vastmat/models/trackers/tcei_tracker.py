@@ -289,14 +289,17 @@ def object_cache_logits(feature: Tensor, cache: EntropyRankedCache, alpha: float
         if labels:
             values[:, torch.tensor(labels, dtype=torch.int64, device=device)] = 1.0
     else:
-        for row, c in enumerate(classes):
-            if c in label_of_id:
-                values[row, label_of_id[c]] = 1.0
-    affinity = torch.stack([
-        (feature @ torch.cat([item.key for item in cache[c]], dim=0).permute(1, 0).to(device)).mean()
-        for c in classes
-    ]).unsqueeze(0)
-    affinity = minmax_normalize(affinity)
+        rows = [row for row, c in enumerate(classes) if c in label_of_id]
+        if rows:
+            values[rows, [label_of_id[classes[row]] for row in rows]] = 1.0
+    # every item's similarity in one product, then the mean per class (the official: one product and mean per
+    # class; equal within float rounding)
+    per_class = [cache[c] for c in classes]
+    keys = torch.cat([item.key for items in per_class for item in items], dim=0).to(device)
+    counts = torch.tensor([len(items) for items in per_class], device=device)
+    sums = torch.zeros(len(classes), dtype=keys.dtype, device=device).index_add_(
+        0, torch.repeat_interleave(torch.arange(len(classes), device=device), counts), (feature @ keys.t())[0])
+    affinity = minmax_normalize((sums / counts)[None])
     if temperature != 0:
         affinity = F.softmax(affinity / temperature, dim=-1)
     return _tda_logits(affinity, values, alpha, beta)
