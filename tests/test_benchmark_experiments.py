@@ -271,21 +271,36 @@ def _fake_runtime_checkout(root, tcei):
 
 
 @pytest.mark.skipif(not osp.isdir(AT10), reason=f'AnimalTrack-10fps-sim not found at {AT10}')
-def test_runtime_tracker_speed_beside_the_official_layout(tmp_path, monkeypatch):
-    """The queries, weights and settings reach the peer script intact: behind the official API and loading path
-    (no package __init__, the accelerate stub, strict state dicts, the cross-video caches carried from video to
-    video within a repeat) the ports give the same ids as in process, and the ratios and table follow."""
+def test_runtime_tracker_speed_beside_the_official_layout(tmp_path, monkeypatch, request):
+    """The queries, weights and settings reach the peer script intact (its main run here; the subprocess boundary,
+    run_peer_script, is association_speed's, tested above): behind the official API and loading path (no package
+    __init__, the accelerate stub, strict state dicts, the cross-video caches carried from video to video) the
+    ports give the same ids as in process, and the ratios and table follow."""
     import sys
 
+    import torch
+
+    from vastmat.experiments import peer_runtime_trackers
     from vastmat.experiments import runtime_tracker_speed as speed
     from vastmat.utils.errors import UserInputError
     monkeypatch.setattr(speed, 'list_sequences', lambda root: ['chicken_5', 'deer_4'])
+    monkeypatch.setitem(speed.ID_DECODER, 'num_layers', 1)  # the size travels with the weights; one layer is quicker
+
+    def peer_in_process(peer_python, arguments, out):  # the script's main here (the subprocess: association_speed)
+        assert peer_python == sys.executable and arguments[0] == str(speed.PEER_SCRIPT)
+        monkeypatch.setattr(sys, 'argv', arguments)
+        monkeypatch.setattr(torch.Tensor, 'cuda', torch.Tensor.cuda)  # main() makes it a no-op
+        peer_runtime_trackers.main()
+        return json.loads(out.read_text())
+    monkeypatch.setattr(speed, 'run_peer_script', peer_in_process)
+    threads = torch.get_num_threads()
+    request.addfinalizer(lambda: torch.set_num_threads(threads))
     _fake_runtime_checkout(tmp_path / 'MOTIP', tcei=False)
     _fake_runtime_checkout(tmp_path / 'TCEI', tcei=True)
-    results = speed.runtime_tracker_speed(AT10, videos=2, frames=6, repeats=2, peer_python=sys.executable,
+    results = speed.runtime_tracker_speed(AT10, videos=2, frames=4, repeats=1, peer_python=sys.executable,
                                           official_motip=str(tmp_path / 'MOTIP'),
                                           official_tcei=str(tmp_path / 'TCEI'), log=lambda text: None)
-    assert (results['videos'], results['frames']) == (2, 12)
+    assert (results["videos"], results["frames"]) == (2, 8)
     rows = results['trackers']
     assert list(rows) == ['MOTIPTracker', 'TCEITracker', 'official MOTIP', 'official TCEI']
     for name in ('MOTIPTracker', 'TCEITracker'):
@@ -296,6 +311,5 @@ def test_runtime_tracker_speed_beside_the_official_layout(tmp_path, monkeypatch)
     assert 'x its official code' in [c.header for c in speed.speed_table(results).columns]
     with pytest.raises(UserInputError, match='need --peer-python'):
         speed.runtime_tracker_speed(AT10, official_motip=str(tmp_path / 'MOTIP'))
-    with pytest.raises(UserInputError, match='no models/runtime_tracker.py'):
-        speed.runtime_tracker_speed(AT10, videos=1, frames=2, repeats=1, peer_python=sys.executable,
-                                    official_motip=str(tmp_path), log=lambda text: None)
+    with pytest.raises(SystemExit, match='no models/runtime_tracker.py'):
+        peer_runtime_trackers._load_official(str(tmp_path), tcei=False)

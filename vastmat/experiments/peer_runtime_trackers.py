@@ -35,8 +35,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peer_trackers import _empty_modules, _package  # noqa: E402  (this folder: a script run by its path)
+if __package__:
+    from .peer_trackers import _empty_modules, _package
+else:  # run by its path in the peer environment (no vastmat there): the helpers of the script beside it
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from peer_trackers import _empty_modules, _package
 
 OFFICIAL_PACKAGES = ('models', 'utils', 'structures', 'TCEI')
 MINMAX_LINE = "            affinity = (affinity - affinity.min()) / (affinity.max() - affinity.min())\n"
