@@ -393,3 +393,38 @@ def test_gather_validation():
     assert torch.equal(out['unknown_features'][0, :, 1, col5], torch.full((2, 4), 9.))
     assert torch.equal(out['unknown_features'][0, :, 1, 1 - col5], torch.zeros(2, 4))  # absent: zeros
     assert isinstance(tgt, MOTIPClipTargets)
+
+
+def test_decoding_against_kept_keys_values_equals_the_forward():
+    """The runtime tracker's path: each window token's keys and values computed once (in any batch), the masked
+    tokens left out or marked as padding, nn.MultiheadAttention's zero-attention token kept as a slot with relative
+    time 0 anywhere in the buffer: the forward's logits and id embeddings within float rounding, on a decoder of
+    another size (feature 64, id 32, head 16)."""
+    from vastmat.models.trackers.motip_tracker import WindowKeysValues
+    torch.manual_seed(3)
+    dec = MOTIPIDDecoder(feature_dim=64, id_dim=32, num_layers=3, head_dim=16, num_id_vocabulary=9,
+                         rel_pe_length=12).eval()
+    with torch.no_grad():
+        dec.rel_pos_embeds.normal_()
+    T, N, n = 10, 7, 5
+    feats, unknown = torch.randn(T, N, 64), torch.randn(n, 64)
+    labels = torch.randperm(9)[:N].repeat(T, 1)
+    times = torch.arange(T)[:, None].repeat(1, N)
+    masks = torch.rand(T, N) < 0.4
+    with torch.no_grad():
+        logits, embeds = dec(feats[None, None], labels[None, None], times[None, None], masks[None, None],
+                             unknown[None, None, None], torch.full((1, 1, 1, n), T),
+                             torch.zeros((1, 1, 1, n), dtype=torch.bool), return_id_embeds=True)
+        window = WindowKeysValues(3, dec.num_heads, dec.head_dim, torch.device('cpu'), capacity=4)
+        for t in range(T):  # frames 1 .. T, observed tokens only; a token of a label evicted later is removed
+            seen = torch.nonzero(~masks[t]).flatten()
+            window.append(dec.trajectory_keys_values(feats[t, seen], labels[t, seen]), labels[t, seen], t + 1)
+        window.append(dec.trajectory_keys_values(feats[0, :2], torch.tensor([0, 0])), torch.tensor([99, 99]), 1)
+        window.remove_labels([99])
+        assert window.buffer.shape[3] >= window.size > int((~masks).sum()) + 1  # grew from capacity 4
+        ours, our_embeds = dec.decode_against_keys_values(unknown, *window.view(T + 1))
+    torch.testing.assert_close(ours, logits[0, 0, 0], atol=2e-5, rtol=0)
+    torch.testing.assert_close(our_embeds, embeds[0, 0, 0], atol=2e-5, rtol=0)
+    window.remove_before(T)  # only the last frame's tokens (and the zero slot) stay
+    keys_values, padding, rel_times = window.view(T + 1)
+    assert rel_times[~padding].tolist() == [0] + [1] * int((~masks[-1]).sum())
