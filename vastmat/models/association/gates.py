@@ -15,8 +15,12 @@ class BaseGate:
     def __init__(self, thr: float, plus_one: bool = False) -> None:
         self.thr, self.plus_one = thr, plus_one
 
-    def __call__(self, tracks: Any, dets: Any) -> Any:
-        return self.allowed(PairGeometry(_as_boxes(tracks), _as_boxes(dets), self.plus_one))
+    def __call__(self, tracks: Any, dets: Any, geometry: PairGeometry | None = None) -> Any:
+        """The mask of ``tracks`` x ``dets``; ``geometry``: these boxes' pair geometry if already built (a
+        matcher's), used when its pixel convention is the gate's own."""
+        if geometry is None or geometry.plus_one != self.plus_one:
+            geometry = PairGeometry(_as_boxes(tracks), _as_boxes(dets), self.plus_one)
+        return self.allowed(geometry)
 
     def allowed(self, g: PairGeometry) -> Any:
         raise NotImplementedError

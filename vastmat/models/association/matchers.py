@@ -23,10 +23,12 @@ from vastmat.structures.pair_geometry import CDIST_MIN_PAIRS, PairGeometry
 
 @dataclass
 class Similarity:
-    """A similarity matrix and the mask of pairs a gate allows (None: no gate)."""
+    """A similarity matrix, the mask of pairs a gate allows (None: no gate) and the pair geometry the matcher built
+    (None for empty pairs), which a tracker's own gate on the same boxes reuses."""
 
     scores: Any
     gate: Any | None = None
+    geometry: PairGeometry | None = None
 
     def gated_scores(self) -> Any:
         """``scores`` with 0 where the gate rejects a pair (the single matrix ByteTrack, DiffMOT and JDE slice per
@@ -74,12 +76,8 @@ class BaseMatcher:
             return Similarity(empty, empty > 0 if self.gate is not None else None)
         geometry = PairGeometry(tracks, dets, self.plus_one)
         scores = self.scores(geometry, num_high_conf=num_high_conf, **terms)
-        gate = None
-        if self.gate is not None:  # the gate keeps its own pixel convention
-            gate_geometry = (geometry if self.gate.plus_one == self.plus_one
-                             else PairGeometry(tracks, dets, self.gate.plus_one))
-            gate = self.gate.allowed(gate_geometry)
-        return Similarity(scores, gate)
+        gate = None if self.gate is None else self.gate(tracks, dets, geometry)
+        return Similarity(scores, gate, geometry)
 
     def scores(self, g: PairGeometry, **context: Any) -> Any:
         raise NotImplementedError

@@ -39,6 +39,9 @@ from .track_lifecycle import LOST, NEW, REMOVED, TRACKED, reported_mask
 DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, direction=0.05)
 
 
+_CORNER_X, _CORNER_Y, _CORNER_DY = np.array([0, 0, 2, 2]), np.array([1, 3, 1, 3]), np.array([1, 1, 1, 1])
+
+
 def corner_directions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Unit directions of the four corners from ``start`` to ``end`` boxes of broadcastable shapes ``(..., 4)``:
     ``(..., 4, 2)`` for the corners lt, lb, rt, rb (official ``get_vel`` / ``get_vel_t_d``). Faithful quirk: the
@@ -46,12 +49,13 @@ def corner_directions(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     d = end - start
     squared = d ** 2
     # corners lt, lb, rt, rb: x from x1, x1, x2, x2; norms over (dx1, dy1), (dx1, dy2), (dx2, dy1), (dx2, dy2)
-    norms = np.sqrt(squared[..., [0, 0, 2, 2]] + squared[..., [1, 3, 1, 3]]) + 1e-5
-    y = d[..., [1, 1, 1, 1]]
-    y[..., 1] = y[..., 3] = end[..., 3] - start[..., 1]
+    norms = np.sqrt(squared[..., _CORNER_X] + squared[..., _CORNER_Y]) + 1e-5
     out = np.empty(d.shape[:-1] + (4, 2))
-    out[..., 0] = d[..., [0, 0, 2, 2]] / norms
-    out[..., 1] = y / norms
+    np.divide(d[..., _CORNER_X], norms, out=out[..., 0])
+    np.divide(d[..., _CORNER_DY], norms, out=out[..., 1])
+    lower = end[..., 3] - start[..., 1]  # the quirk: 'lb' / 'rb' y-components
+    np.divide(lower, norms[..., 1], out=out[..., 1, 1])
+    np.divide(lower, norms[..., 3], out=out[..., 3, 1])
     return out
 
 
@@ -91,21 +95,23 @@ def track_aware_nms(track_boxes: np.ndarray, det_boxes: np.ndarray, scores: np.n
     score_thr`` and IoU <= ``iou_thr`` with every alive track; going through the candidates in their given order
     (not sorted), an allowed one suppresses every still-allowed candidate of lower score overlapping it by more than
     ``iou_thr``. Returns a bool mask."""
-    num_dets = len(det_boxes)
     allowed = scores > score_thr
-    if num_dets == 0:
+    # a candidate overlapping an alive track never starts one and never suppresses another (the official loop skips
+    # it before its suppression step): it is dropped first, and the loop runs over the rest only
+    if len(track_boxes) and allowed.any():
+        allowed[allowed] = PairGeometry(det_boxes[allowed], track_boxes, plus_one=True).iou.max(axis=1) <= iou_thr
+    candidates = np.flatnonzero(allowed)
+    if len(candidates) < 2:
         return allowed
-    det_iou = PairGeometry(det_boxes, det_boxes, plus_one=True).iou
-    track_iou = PairGeometry(det_boxes, track_boxes, plus_one=True).iou if len(track_boxes) else None
-    for i in range(num_dets):
-        if not allowed[i]:
-            continue
-        if track_iou is not None and track_iou[i].max() > iou_thr:
-            allowed[i] = False
-            continue
-        suppress = allowed & (scores[i] > scores) & (det_iou[i] > iou_thr)
-        suppress[i] = False
-        allowed &= ~suppress
+    det_iou = PairGeometry(det_boxes[candidates], det_boxes[candidates], plus_one=True).iou
+    alive = np.ones(len(candidates), bool)
+    cand_scores = scores[candidates]
+    for k in range(len(candidates)):
+        if alive[k]:
+            suppress = (cand_scores[k] > cand_scores) & (det_iou[k] > iou_thr)
+            suppress[k] = False
+            alive &= ~suppress
+    allowed[candidates[~alive]] = False
     return allowed
 
 
@@ -289,10 +295,10 @@ class TrackTrackTracker(BaseTracker):
         # the corner velocity: the directions from the box delta = 1 .. delta_t frames ago (this frame's box where
         # the track has none) to this frame's, summed delta by delta as the official loop, for all tracks at once
         boxes = dets.bboxes
-        velocity = np.zeros((len(tracks), 4, 2))
-        for delta in range(1, self.delta_t + 1):
-            previous = np.array([t.recent_boxes.get(frame_id - delta, boxes[k]) for k, t in enumerate(tracks)])
-            velocity += corner_directions(previous, boxes)
+        previous = np.array([[t.recent_boxes.get(frame_id - delta, boxes[k]) for k, t in enumerate(tracks)]
+                             for delta in range(1, self.delta_t + 1)])  # (delta_t, n, 4)
+        # summed over the deltas in order (numpy adds along a leading axis one slice after the other: 0 + d1 + d2 ..)
+        velocity = corner_directions(previous, boxes[None]).sum(axis=0)
         for k, t in enumerate(tracks):
             box, score = boxes[k], float(dets.scores[k])
             t.mean, t.covariance = mean[k], covariance[k]
@@ -342,7 +348,7 @@ class TrackTrackTracker(BaseTracker):
                                                          dets.bboxes, dets.scores))
         cost[:, num_high:num_high + num_low] += self.penalty_p
         cost[:, num_high + num_low:] += self.penalty_q
-        allowed = self.gate(track_boxes, dets.bboxes)
+        allowed = self.gate(track_boxes, dets.bboxes, similarity.geometry)
         if similarity.gate is not None:
             allowed = allowed & similarity.gate
         cost[~allowed] = 1.
