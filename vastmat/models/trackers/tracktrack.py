@@ -65,17 +65,29 @@ def corner_velocities(start: np.ndarray, end: np.ndarray) -> np.ndarray:
 
 
 def angle_distance(track_velocity: np.ndarray, prev_boxes: np.ndarray, det_boxes: np.ndarray,
-                   det_scores: np.ndarray) -> np.ndarray:
+                   det_scores: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
     """Official ``angle_distance``: per corner, the angle between the track's velocity ``(n, 4, 2)`` and the
     direction from its box ``delta_t`` frames ago to each detection, over pi, averaged over the corners, times the
-    detection score."""
-    directions = corner_velocities(prev_boxes, det_boxes)  # (n, m, 4, 2)
-    dot = (track_velocity[:, None, :, 0] * directions[..., 0] + track_velocity[:, None, :, 1] * directions[..., 1])
-    corner_angles = np.abs(np.arccos(np.clip(dot, -1, 1))) / np.pi / 4  # (n, m, 4), each corner as the official
+    detection score. ``pairs``: a ``(n, m)`` bool mask of the pairs wanted (the others are 0; each wanted entry is
+    computed by the same elementwise operations, so it equals the full matrix's bit for bit)."""
+    if pairs is None:
+        directions = corner_velocities(prev_boxes, det_boxes)  # (n, m, 4, 2)
+        velocity, scores = track_velocity[:, None], det_scores[None, :]
+    else:
+        rows, cols = np.nonzero(pairs)
+        directions = corner_directions(prev_boxes[rows], det_boxes[cols])  # (k, 4, 2)
+        velocity, scores = track_velocity[rows], det_scores[cols]
+    dot = velocity[..., 0] * directions[..., 0] + velocity[..., 1] * directions[..., 1]
+    corner_angles = np.abs(np.arccos(np.clip(dot, -1, 1))) / np.pi / 4  # (..., 4), each corner as the official
     angle = corner_angles[..., 0] + corner_angles[..., 1]  # accumulated corner by corner, as the official code
     angle += corner_angles[..., 2]
     angle += corner_angles[..., 3]
-    return angle * det_scores[None, :]
+    angle *= scores
+    if pairs is None:
+        return angle
+    out = np.zeros(pairs.shape)
+    out[rows, cols] = angle
+    return out
 
 
 def confidence_distance(scores: np.ndarray, prev_scores: np.ndarray, det_scores: np.ndarray) -> np.ndarray:
@@ -336,6 +348,9 @@ class TrackTrackTracker(BaseTracker):
         weights = self._weights(with_features)
         similarity = self.matcher(track_boxes, dets.bboxes, **matcher_context(
             self.matcher, tracks, num_high if num_high_conf is None else num_high_conf))
+        allowed = self.gate(track_boxes, dets.bboxes, similarity.geometry)
+        if similarity.gate is not None:
+            allowed = allowed & similarity.gate
         cost = weights['geometric'] * (1 - similarity.scores)
         if with_features:
             cost = cost + weights['appearance'] * cosine_distance(np.array([t.feature for t in tracks]),
@@ -343,14 +358,13 @@ class TrackTrackTracker(BaseTracker):
         scores = np.array([t.score for t in tracks])
         prev_scores = np.array([t.prev_score for t in tracks])
         prev_boxes = np.array([t.prev_box(frame_id, self.delta_t) for t in tracks])
+        # the direction term only where the gate allows a pair (the rejected ones cost 1 below): the few pairs
+        # that overlap, not every track with every detection
         cost += (weights['confidence'] * confidence_distance(scores, prev_scores, dets.scores)
                  + weights['direction'] * angle_distance(np.array([t.velocity for t in tracks]), prev_boxes,
-                                                         dets.bboxes, dets.scores))
+                                                         dets.bboxes, dets.scores, pairs=allowed))
         cost[:, num_high:num_high + num_low] += self.penalty_p
         cost[:, num_high + num_low:] += self.penalty_q
-        allowed = self.gate(track_boxes, dets.bboxes, similarity.geometry)
-        if similarity.gate is not None:
-            allowed = allowed & similarity.gate
         cost[~allowed] = 1.
         return np.clip(cost, 0, 1)
 
