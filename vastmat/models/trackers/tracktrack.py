@@ -136,6 +136,10 @@ def deleted_detections(dets: FrameDetections, extra: FrameDetections, iou_thr: f
     return extra.select(best < iou_thr)
 
 
+_NO_VELOCITY = np.zeros((4, 2))
+_NO_VELOCITY.flags.writeable = False
+
+
 class TPATrack:
     """A TrackTrack track: Kalman state, appearance, and the short observation history TPA reads."""
 
@@ -148,7 +152,7 @@ class TPATrack:
         self.mean, self.covariance = mean, covariance
         self.box, self.score, self.prev_score = box, score, score
         self.feature = feature
-        self.velocity = np.zeros((4, 2))
+        self.velocity = _NO_VELOCITY  # replaced, never written in place
         self.recent_boxes = {frame_id: box}  # detection boxes of the last observed frames (official history)
         self.num_observations, self.end_frame = 1, frame_id
 
@@ -448,12 +452,14 @@ class TrackTrackTracker(BaseTracker):
         if len(dets) == 0:
             return
         mean, covariance = self.motion.initiate(xyxy_to_cxcywh(dets.bboxes))
-        for k in range(len(dets)):  # ids consecutive in detection order (the tracker is a torch module: setting
-            # an attribute costs ~10 us, so the counter is written once)
-            feature = None if dets.features is None else dets.features[k].copy()
-            self.tracks.append(TPATrack(self.next_id + k, mean[k], covariance[k], dets.bboxes[k],
-                                        float(dets.scores[k]), feature, frame_id))
-        self.next_id += len(dets)
+        # rows of one copy (a track's feature is replaced by its EMA, never written in place)
+        features = [None] * len(dets) if dets.features is None else dets.features.copy()
+        boxes, scores = dets.bboxes, dets.scores.tolist()
+        first = self.next_id  # ids consecutive in detection order (the tracker is a torch module: setting an
+        # attribute costs ~10 us, so the counter is written once)
+        self.tracks += [TPATrack(first + k, mean[k], covariance[k], boxes[k], scores[k], features[k], frame_id)
+                        for k in range(len(scores))]
+        self.next_id = first + len(scores)
 
     def _output(self) -> TrackOutput:
         tracks = [t for t in self.tracks if t.state == TRACKED]
