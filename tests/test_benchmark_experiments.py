@@ -311,5 +311,9 @@ def test_runtime_tracker_speed_beside_the_official_layout(tmp_path, monkeypatch,
     assert 'x its official code' in [c.header for c in speed.speed_table(results).columns]
     with pytest.raises(UserInputError, match='need --peer-python'):
         speed.runtime_tracker_speed(AT10, official_motip=str(tmp_path / 'MOTIP'))
+    with pytest.raises(UserInputError, match='not a simulated-detection root'):
+        speed.load_queries(str(tmp_path))
+    with pytest.raises(UserInputError, match='--repeats 0'):
+        speed.runtime_tracker_speed(AT10, repeats=0)
     with pytest.raises(SystemExit, match='no models/runtime_tracker.py'):
         peer_runtime_trackers._load_official(str(tmp_path), tcei=False)
