@@ -199,18 +199,34 @@ class EntropyRankedCache:
             raise ValueError(f'EntropyRankedCache: capacity must be an integer >= 1, got {capacity!r}')
         self.capacity = capacity
         self._items: dict[int, list[CacheItem]] = {}
+        self._stacked: tuple | None = None  # stacked(), until the next change
 
     def insert(self, cls: int, item: CacheItem) -> None:
         """Insert ``item`` under ``cls`` by the entropy rule."""
         items = self._items.get(cls)
         if items is None:
             self._items[cls] = [item]
+            self._stacked = None
             return
         if len(items) < self.capacity:
             items.append(item)
         elif item.entropy < items[-1].entropy:
             items[-1] = item
+        else:
+            return  # full, not lower than its worst: unchanged (the official sorts the unchanged list again)
         items.sort(key=lambda it: it.entropy)
+        self._stacked = None
+
+    def stacked(self) -> tuple[list[int], list[CacheItem], Tensor, Tensor]:
+        """``(classes, items, keys, counts)``: the sorted classes, their items in cache order, the items' keys
+        stacked ``(M, C)`` and the items per class; built once per change of the cache (the calibration reads a
+        cache once per detection, and most insertions into a full class change nothing)."""
+        if self._stacked is None:
+            classes = sorted(self._items)
+            items = [item for c in classes for item in self._items[c]]
+            self._stacked = (classes, items, torch.cat([item.key for item in items], dim=0),
+                             torch.tensor([len(self._items[c]) for c in classes]))
+        return self._stacked
 
     def classes(self) -> list[int]:
         """The cached classes, sorted (the official iterates ``sorted(cache.keys())``)."""
@@ -233,6 +249,7 @@ class EntropyRankedCache:
 
     def clear(self) -> None:
         self._items.clear()
+        self._stacked = None
 
     def __repr__(self) -> str:
         return (f'EntropyRankedCache(capacity={self.capacity}, classes={len(self)}, items={self.num_items()})')
@@ -282,7 +299,7 @@ def object_cache_logits(feature: Tensor, cache: EntropyRankedCache, alpha: float
         label_of_id: global id -> its current ID label (the inverse of the tracker's ``id_label_to_id``).
     """
     device = feature.device
-    classes = cache.classes()
+    classes, _, keys, counts = cache.stacked()
     values = torch.zeros((len(classes), num_classes), dtype=torch.float32, device=device)
     if negative:
         labels = sorted({label_of_id[g] for c in classes for g in cache[c][-1].payload if g in label_of_id})
@@ -294,9 +311,7 @@ def object_cache_logits(feature: Tensor, cache: EntropyRankedCache, alpha: float
             values[rows, [label_of_id[classes[row]] for row in rows]] = 1.0
     # every item's similarity in one product, then the mean per class (the official: one product and mean per
     # class; equal within float rounding)
-    per_class = [cache[c] for c in classes]
-    keys = torch.cat([item.key for items in per_class for item in items], dim=0).to(device)
-    counts = torch.tensor([len(items) for items in per_class], device=device)
+    keys, counts = keys.to(device), counts.to(device)
     sums = torch.zeros(len(classes), dtype=keys.dtype, device=device).index_add_(
         0, torch.repeat_interleave(torch.arange(len(classes), device=device), counts), (feature @ keys.t())[0])
     affinity = minmax_normalize((sums / counts)[None])
@@ -311,14 +326,13 @@ def experience_cache_logits(feature: Tensor, cache: EntropyRankedCache, alpha: f
     ``compute_cache_logits(is_wide=True)``): ``alpha * sum_items exp(-beta (1 - feature @ key)) v``, items of the
     sorted classes in cache order; positive: ``v`` = one-hot of the item's class (its ID-label slot); negative
     (``neg_mask_range=(lower, upper)``): ``v`` = 1 where the item's stored softmax is strictly inside the range."""
-    items = [item for c in cache.classes() for item in cache[c]]
-    keys = torch.cat([item.key for item in items], dim=0).permute(1, 0).to(feature.device)
+    classes, items, keys, counts = cache.stacked()
+    keys = keys.permute(1, 0).to(feature.device)
     if neg_mask_range is not None:
         probs = torch.cat([item.payload for item in items], dim=0).to(feature.device)
         values = ((probs > neg_mask_range[0]) & (probs < neg_mask_range[1])).float()
     else:
-        labels = torch.tensor(cache.classes(), dtype=torch.int64)
-        counts = torch.tensor([len(cache[c]) for c in cache.classes()], dtype=torch.int64)
+        labels = torch.tensor(classes, dtype=torch.int64)
         values = F.one_hot(labels.repeat_interleave(counts), num_classes=num_classes).float().to(feature.device)
     return _tda_logits(feature @ keys, values, alpha, beta)
 
