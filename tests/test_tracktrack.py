@@ -78,6 +78,19 @@ def test_angle_confidence_and_cosine_terms():
     assert np.allclose(cosine_distance(f, np.array([[1., 0.], [0., 1.], [-1., 0.]])), [[0., 1., 1.]])
 
 
+def test_angle_distance_on_chosen_pairs_equals_the_full_matrix():
+    rng = np.random.default_rng(1)
+    for n, m in [(7, 9), (1, 1), (5, 0), (0, 4), (12, 30)]:
+        velocity, prev = rng.normal(size=(n, 4, 2)), rng.uniform(0, 500, (n, 4))
+        boxes, scores = rng.uniform(0, 500, (m, 4)), rng.uniform(0, 1, m)
+        full = angle_distance(velocity, prev, boxes, scores)
+        pairs = rng.uniform(size=(n, m)) < 0.3
+        part = angle_distance(velocity, prev, boxes, scores, pairs=pairs)
+        assert part.shape == (n, m)
+        np.testing.assert_array_equal(part[pairs], full[pairs])  # bit for bit
+        assert (part[~pairs] == 0).all()
+
+
 def _track(box, score=0.8, prev_score=0.8, feature=(1., 0.), frame=5, velocity=None):
     box = np.asarray(box, float)
     cx, cy, w, h = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, box[2] - box[0], box[3] - box[1]

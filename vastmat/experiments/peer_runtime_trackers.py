@@ -76,6 +76,12 @@ class _DistributedType:
     NO = 'NO'
 
 
+def _forget_official_packages() -> None:
+    """Take the official top-level packages (and their modules) out of ``sys.modules``."""
+    for name in [n for n in sys.modules if n.split('.')[0] in OFFICIAL_PACKAGES]:
+        del sys.modules[name]
+
+
 def _load_official(root: str, tcei: bool):
     """``(RuntimeTracker, TrajectoryModeling, IDDecoder, tcei module or None)`` of a checkout; its top-level
     packages are taken out of ``sys.modules`` again (MOTIP's and TCEI's have the same names)."""
@@ -84,8 +90,7 @@ def _load_official(root: str, tcei: bool):
         raise SystemExit(f'{root}: no models/runtime_tracker.py (a checkout of '
                          f'{"1941Zpf/TCEI" if tcei else "MCG-NJU/MOTIP"})')
     _empty_modules(accelerate=dict(PartialState=_PartialState, DistributedType=_DistributedType))
-    for name in [n for n in sys.modules if n.split('.')[0] in OFFICIAL_PACKAGES]:
-        del sys.modules[name]
+    _forget_official_packages()
     for package in ('models', 'models/motip', 'utils', 'structures') + (('TCEI', ) if tcei else ()):
         _package(package.replace('/', '.'), root_path / package)
     try:
@@ -103,8 +108,7 @@ def _load_official(root: str, tcei: bool):
                  tcei_module.__dict__)
             runtime_module.compute_cache_logits = tcei_module.compute_cache_logits
     finally:
-        for name in [n for n in sys.modules if n.split('.')[0] in OFFICIAL_PACKAGES]:
-            del sys.modules[name]
+        _forget_official_packages()
     return RuntimeTracker, TrajectoryModeling, IDDecoder, tcei_module
 
 

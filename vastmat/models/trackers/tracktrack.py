@@ -457,8 +457,8 @@ class TrackTrackTracker(BaseTracker):
         boxes, scores = dets.bboxes, dets.scores.tolist()
         first = self.next_id  # ids consecutive in detection order (the tracker is a torch module: setting an
         # attribute costs ~10 us, so the counter is written once)
-        self.tracks += [TPATrack(first + k, mean[k], covariance[k], boxes[k], scores[k], features[k], frame_id)
-                        for k in range(len(scores))]
+        self.tracks.extend(TPATrack(first + k, mean[k], covariance[k], boxes[k], scores[k], features[k], frame_id)
+                           for k in range(len(scores)))
         self.next_id = first + len(scores)
 
     def _output(self) -> TrackOutput:
