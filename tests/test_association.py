@@ -10,9 +10,11 @@ import torch
 from mmengine.config import Config
 
 from conftest import REPO, tool
+from vastmat.models.association.matchers import center_similarity
 from vastmat.models.association import (CDA, CIoU, CenterSim, DIoU, EIoU, Fused, GIoU, Greedy, HMIoU, Hungarian,
                                         IoU, LapJV, MutualBest, NormDIoUGate)
 from vastmat.registry import MATCHERS
+from vastmat.structures.pair_geometry import PairGeometry
 
 A = np.array([[0.0, 0.0, 4.0, 3.0]])  # w 4, h 3, diagonal 5, centre (2, 1.5)
 B = np.array([[2.0, 1.0, 6.0, 5.0]])  # w 4, h 4, diagonal sqrt(32), centre (4, 3)
@@ -66,6 +68,33 @@ def test_scores_lie_in_unit_interval_and_torch_matches_numpy():
         from_torch = matcher(torch.from_numpy(tracks), torch.from_numpy(dets), num_high_conf=7).scores
         np.testing.assert_allclose(from_torch.numpy(), scores, rtol=0, atol=1e-12)
     assert IoU()(np.zeros((0, 4)), dets).scores.shape == (0, 40)
+
+
+@pytest.mark.parametrize('plus_one', [False, True])
+def test_compiled_kernels_equal_the_array_path_bit_for_bit(plus_one):
+    """float64 numpy boxes take the compiled loops (structures/pair_kernels.py); the numpy path on the same boxes
+    gives the same bits: IoU, CenterSim (mean denominator, weighted or not) and CDA at several alphas."""
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        tracks = _random_boxes(rng, int(rng.integers(0, 25)))
+        dets = _random_boxes(rng, int(rng.integers(0, 25)))
+        common = min(len(tracks), len(dets))
+        dets[:common] = tracks[:common] + rng.uniform(-8, 8, (common, 4))  # overlapping pairs, some boxes equal
+        dets[:common // 3] = tracks[:common // 3]
+        compiled, array_path = PairGeometry(tracks, dets, plus_one), PairGeometry(tracks, dets, plus_one)
+        array_path.compiled = False
+        assert compiled.compiled
+        assert np.array_equal(compiled.iou, array_path.iou)
+        assert np.array_equal(compiled.iou, array_path.inter / array_path.union)
+        for weight in (1.0, 0.75):
+            assert np.array_equal(center_similarity(compiled, 'mean', weight),
+                                  center_similarity(array_path, 'mean', weight))
+        for alpha in (0.25, 0.5, 0.9):
+            cda = CDA(alpha=alpha, plus_one=plus_one)
+            assert np.array_equal(cda.scores(compiled), cda.scores(array_path))
+    # float32 and torch take the array path
+    assert not PairGeometry(A.astype(np.float32), B.astype(np.float32)).compiled
+    assert not PairGeometry(torch.from_numpy(A), torch.from_numpy(B)).compiled
 
 
 def test_center_similarity_and_cda_are_scale_invariant():

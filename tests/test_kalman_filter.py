@@ -2,7 +2,7 @@
 import numpy as np
 from mmdet.models.task_modules.tracking import KalmanFilter
 
-from vastmat.models.motion import KalmanFilterXYAH
+from vastmat.models.motion import KalmanFilterXYAH, KalmanFilterXYWH
 from vastmat.structures.bbox import ltwh_to_xyah, xyah_to_xyxy, xyxy_to_xyah
 
 
@@ -45,6 +45,49 @@ def test_predict_by_slices_equals_the_matrix_products_bit_for_bit():
     std = np.stack([p * h, p * h, 1e-2 * ones, p * h, v * h, v * h, 1e-5 * ones, v * h], axis=1)
     predicted_mean, predicted_covariance = kf.predict(mean, covariance)
     assert np.array_equal(predicted_mean, mean @ kf.motion_mat.T)
+    assert np.array_equal(predicted_covariance,
+                          kf.motion_mat @ covariance @ kf.motion_mat.T + np.eye(8) * (std ** 2)[:, None, :])
+
+
+def _full_states(rng, count):
+    """Random states with full (correlated) covariances: the update's solve branch, not its division."""
+    a = rng.normal(size=(count, 8, 8))
+    return rng.normal(size=(count, 8)) * 100 + [0, 0, 0, 200, 0, 0, 0, 0], a @ a.transpose(0, 2, 1) + np.eye(8)
+
+
+def _update_by_matrices(mean, covariance, measurement, noise_var):
+    """The Kalman correction written with matrices: S = H P H^T + R, K = P H^T S^-1."""
+    projected = covariance[:, :4, :4] + noise_var[:, None, :] * np.eye(4)
+    gain = np.linalg.solve(projected, covariance[:, :4, :]).transpose(0, 2, 1)
+    new_mean = mean + np.einsum('kij,kj->ki', gain, measurement - mean[:, :4])
+    return new_mean, covariance - gain @ projected @ gain.transpose(0, 2, 1)
+
+
+def test_update_with_full_covariances_equals_the_matrix_formula():
+    rng = np.random.default_rng(2)
+    mean, covariance = _full_states(rng, 30)
+    measurement = mean[:, :4] + rng.normal(size=(30, 4))
+    xyah, xywh = KalmanFilterXYAH(), KalmanFilterXYWH()
+    std = mean[:, 3:4] * np.array([1 / 20, 1 / 20, 0, 1 / 20]) + np.array([0, 0, 1e-1, 0])
+    expected = _update_by_matrices(mean, covariance, measurement, std ** 2)
+    for got, want in zip(xyah.update(mean, covariance, measurement), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+    scores = rng.uniform(0.1, 0.9, 30)
+    wh4 = np.concatenate([mean[:, 2:4], mean[:, 2:4]], axis=1)
+    expected = _update_by_matrices(mean, covariance, measurement, (wh4 / 20) ** 2 * (1 - scores[:, None]))
+    for got, want in zip(xywh.update(mean, covariance, measurement, scores), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
+def test_xywh_predict_equals_the_matrix_products_bit_for_bit():
+    """TrackTrack's filter: noise from the predicted width and height, F P F^T as slice additions."""
+    kf = KalmanFilterXYWH()
+    mean, covariance = _full_states(np.random.default_rng(4), 40)
+    predicted = mean @ kf.motion_mat.T
+    wh4 = np.concatenate([predicted[:, 2:4], predicted[:, 2:4]], axis=1)
+    std = np.concatenate([kf.std_weight_position * wh4, kf.std_weight_velocity * wh4], axis=1)
+    predicted_mean, predicted_covariance = kf.predict(mean, covariance)
+    assert np.array_equal(predicted_mean, predicted)
     assert np.array_equal(predicted_covariance,
                           kf.motion_mat @ covariance @ kf.motion_mat.T + np.eye(8) * (std ** 2)[:, None, :])
 

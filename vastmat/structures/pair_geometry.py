@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .pair_kernels import iou_matrix
 
 _NUMPY_OPS = SimpleNamespace(maximum=np.maximum, minimum=np.minimum, clip=np.clip, sqrt=np.sqrt, atan=np.arctan,
                              relu_=lambda x: np.maximum(x, 0.0, out=x))
@@ -31,6 +32,8 @@ def ops(array: Any) -> SimpleNamespace:
                            relu_=lambda x: x.clamp_(min=0.0))
 
 
+_COLUMNS = frozenset(('ax1', 'ay1', 'ax2', 'ay2', 'bx1', 'by1', 'bx2', 'by2', 'w_a', 'h_a', 'w_b', 'h_b'))
+
 # below this many pairs, broadcasting beats scipy's cdist (whose call overhead dominates small matrices)
 CDIST_MIN_PAIRS = 4096
 
@@ -39,8 +42,9 @@ class PairGeometry:
     """Quantities shared by the IoU family and the centre similarities for one (tracks, detections) pair.
 
     Trackers call a matcher once or a few times per frame on small matrices (tens of boxes), where numpy's per-call
-    overhead dominates; the numpy path therefore keeps the number of array operations low (views instead of copies
-    for the track columns, one in-place chain per quantity).
+    overhead dominates: for float64 numpy boxes (``compiled``) the IoU is one compiled loop (:mod:`.pair_kernels`,
+    the same bits) and the box columns are split only when another quantity reads them; the array path keeps the
+    number of operations low (views instead of copies for the track columns, one in-place chain per quantity).
     """
 
     def __init__(self, a: Any, b: Any, plus_one: bool = False) -> None:
@@ -48,6 +52,15 @@ class PairGeometry:
         self.is_numpy = isinstance(a, np.ndarray)
         self.xp = ops(a)
         self.one = 1.0 if plus_one else 0.0
+        # whether the compiled kernels (:mod:`.pair_kernels`) serve these boxes: float64 numpy arrays
+        self.compiled = self.is_numpy and a.dtype == np.float64 and b.dtype == np.float64
+
+    def __getattr__(self, name: str) -> Any:
+        """The box columns, split on first use (``ax1`` ... ``h_b``): a matcher served by the compiled kernels
+        (:mod:`.pair_kernels`) never reads them, and splitting costs ~10 numpy calls."""
+        if name not in _COLUMNS:
+            raise AttributeError(f'{type(self).__name__!r} object has no attribute {name!r}')
+        a, b = self.a, self.b
         # detections as contiguous rows (the inner loop of every (n, m) operation runs over them); tracks as (n, 1)
         # column views
         bt = b.T.copy() if self.is_numpy else b.T.contiguous()
@@ -55,6 +68,7 @@ class PairGeometry:
         self.bx1, self.by1, self.bx2, self.by2 = bt[0][None], bt[1][None], bt[2][None], bt[3][None]  # (1, m)
         self.w_a, self.h_a = self.ax2 - self.ax1 + self.one, self.ay2 - self.ay1 + self.one  # (n, 1)
         self.w_b, self.h_b = self.bx2 - self.bx1 + self.one, self.by2 - self.by1 + self.one  # (1, m)
+        return self.__dict__[name]
 
     @cached_property
     def inter(self) -> Any:
@@ -76,6 +90,8 @@ class PairGeometry:
 
     @cached_property
     def iou(self) -> Any:
+        if self.compiled:
+            return iou_matrix(self.a, self.b, self.one)
         return self.inter / self.union
 
     @cached_property

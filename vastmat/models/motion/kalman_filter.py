@@ -2,8 +2,9 @@
 
 mmdet's ``KalmanFilter`` (the same filter as ByteTrack's) works on one track at a time; ByteTrack's association
 spends most of its time in those per-track updates (a Cholesky factorisation each), so this version predicts,
-updates and initiates every track of a frame with one stacked numpy call. It is checked against mmdet's filter track
-by track in tests/test_kalman_filter.py.
+updates and initiates every track of a frame at once: predict and update are one compiled loop each over the stacked
+tracks (:mod:`.kalman_kernels`), the noise computed here. It is checked against mmdet's filter track by track in
+tests/test_kalman_filter.py.
 """
 from __future__ import annotations
 
@@ -11,10 +12,21 @@ import numpy as np
 
 from vastmat.registry import TASK_UTILS
 
+from . import kalman_kernels
+
 _OFF_DIAGONAL_4 = np.flatnonzero(~np.eye(4, dtype=bool))  # the off-diagonal entries of a flattened 4 x 4 matrix
 # the 0.95 quantile of the chi-square distribution with N degrees of freedom (DeepSORT's ``chi2inv95``): the gate
 # of the squared Mahalanobis distance (4: xyah, 2: centre only)
 CHI2INV95 = {1: 3.8415, 2: 5.9915, 3: 7.8147, 4: 9.4877, 5: 11.070, 6: 12.592, 7: 14.067, 8: 15.507, 9: 16.919}
+
+
+def _as_states(mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Stacked float64 states ``(k, 8)``, ``(k, 8, 8)`` (the trackers' arrays pass through without a copy)."""
+    return (np.asarray(mean, np.float64).reshape(-1, 8), np.asarray(covariance, np.float64).reshape(-1, 8, 8))
+
+
+def _as_measurements(measurement: np.ndarray) -> np.ndarray:
+    return np.asarray(measurement, dtype=np.float64).reshape(-1, 4)
 
 
 def _diagonal(projected_cov: np.ndarray) -> np.ndarray | None:
@@ -61,20 +73,10 @@ class KalmanFilterXYAH:
         return mean, self._diag(std)
 
     def predict(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One step of the motion model (process noise from the current height).
-
-        ``F P F^T + Q`` as slice additions: each entry of a product with the constant-velocity ``F`` sums at most two
-        non-zero terms (``x + vx``), so this equals the matrix products bit for bit with a fraction of the numpy
-        calls (a frame's tens of tracks are all overhead).
-        """
-        std = mean[:, 3:4] * self._process_weight + self._process_const
-        mean = mean.copy()
-        mean[:, :4] += mean[:, 4:]
-        covariance = covariance.copy()
-        covariance[:, :4] += covariance[:, 4:]  # F P
-        covariance[:, :, :4] += covariance[:, :, 4:]  # (F P) F^T
-        covariance.reshape(len(covariance), 64)[:, ::9] += std * std  # + Q on the diagonal
-        return mean, covariance
+        """One step of the motion model (process noise from the current height): ``F P F^T + Q`` in one compiled
+        loop (:func:`.kalman_kernels.predict`), bit for bit the matrix products."""
+        mean, covariance = _as_states(mean, covariance)
+        return kalman_kernels.predict(mean, covariance, mean[:, 3:4] * self._process_weight + self._process_const)
 
     def project(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The state distribution in measurement space."""
@@ -85,20 +87,11 @@ class KalmanFilterXYAH:
 
     def update(self, mean: np.ndarray, covariance: np.ndarray,
                measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The correction step with measured xyah boxes."""
-        projected_mean, projected_cov = self.project(mean, covariance)
-        # gain^T = S^-1 H P (S symmetric); one batched solve instead of k Cholesky factorisations, a division where
-        # S is diagonal (_diagonal)
-        diagonal = _diagonal(projected_cov)
-        if diagonal is None:
-            gain_t = np.linalg.solve(projected_cov, covariance[:, :4, :])
-        else:
-            gain_t = covariance[:, :4, :] / diagonal[:, :, None]
-        gain = gain_t.transpose(0, 2, 1)
-        innovation = np.asarray(measurement, dtype=np.float64).reshape(-1, 4) - projected_mean
-        new_mean = mean + np.einsum('kij,kj->ki', gain, innovation)
-        new_covariance = covariance - gain @ projected_cov @ gain_t
-        return new_mean, new_covariance
+        """The correction step with measured xyah boxes (one compiled loop, :func:`.kalman_kernels.update`: a
+        division by the projected covariance where it is diagonal, a solve otherwise)."""
+        mean, covariance = _as_states(mean, covariance)
+        std = mean[:, 3:4] * self._measure_weight + self._measure_const
+        return kalman_kernels.update(mean, covariance, _as_measurements(measurement), std * std)
 
     def gating_distance(self, mean: np.ndarray, covariance: np.ndarray, measurements: np.ndarray,
                         only_position: bool = False, metric: str = 'maha') -> np.ndarray:
@@ -149,11 +142,11 @@ class KalmanFilterXYWH(KalmanFilterXYAH):
         return np.concatenate([w, h, w, h], axis=1)
 
     def predict(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        mean = mean @ self.motion_mat.T
-        wh = self._wh4(mean)
-        std = np.concatenate([self.std_weight_position * wh, self.std_weight_velocity * wh], axis=1)
-        covariance = self.motion_mat @ covariance @ self.motion_mat.T + self._diag(std)
-        return mean, covariance
+        """One step (the noise from the *predicted* width and height), one compiled loop as the xyah filter's."""
+        mean, covariance = _as_states(mean, covariance)
+        wh4 = self._wh4(mean[:, :4] + mean[:, 4:])  # the predicted width and height
+        std = np.concatenate([self.std_weight_position * wh4, self.std_weight_velocity * wh4], axis=1)
+        return kalman_kernels.predict(mean, covariance, std)
 
     def project(self, mean: np.ndarray, covariance: np.ndarray,
                 scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -165,13 +158,12 @@ class KalmanFilterXYWH(KalmanFilterXYAH):
 
     def update(self, mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray,
                scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The correction step with measured xywh boxes and their detection scores (NSA)."""
-        projected_mean, projected_cov = self.project(mean, covariance, scores)
-        gain_t = np.linalg.solve(projected_cov, covariance[:, :4, :])
-        gain = gain_t.transpose(0, 2, 1)
-        innovation = np.asarray(measurement, dtype=np.float64).reshape(-1, 4) - projected_mean
-        return (mean + np.einsum('kij,kj->ki', gain, innovation),
-                covariance - gain @ projected_cov @ gain_t)
+        """The correction step with measured xywh boxes and their detection scores (NSA), one compiled loop."""
+        mean, covariance = _as_states(mean, covariance)
+        noise_var = (self.std_weight_position * self._wh4(mean)) ** 2
+        if scores is not None:
+            noise_var = noise_var * (1.0 - np.asarray(scores, np.float64).reshape(-1, 1))
+        return kalman_kernels.update(mean, covariance, _as_measurements(measurement), noise_var)
 
     @staticmethod
     def warp(mean: np.ndarray, covariance: np.ndarray, affine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
