@@ -262,6 +262,36 @@ def test_mutual_best_tightens_the_threshold():
     assert LapJV(0.5)(np.zeros((0, 3))).matches.shape == (0, 2)
 
 
+def _mutual_best_by_arrays(cost, thr, reduce_step, closed_cost=1.0):
+    """TrackTrack's passes written with numpy's argmin (its official form), the reference of the compiled loop."""
+    cost, pairs = cost.copy(), []
+    while True:
+        row_best, col_best = cost.argmin(axis=1), cost.argmin(axis=0)
+        rows = np.arange(len(cost))
+        new = [(i, row_best[i]) for i in rows[(col_best[row_best] == rows) & (cost[rows, row_best] < thr)]]
+        if not new:
+            return sorted(pairs)
+        for i, j in new:
+            cost[i, :] = closed_cost
+            cost[:, j] = closed_cost
+        pairs += new
+        thr -= reduce_step
+
+
+def test_mutual_best_equals_its_argmin_passes_with_ties():
+    """The compiled passes take what numpy's argmin passes take, ties included (costs on a coarse grid make many
+    rows and columns with equal minima), and a threshold above the closed cost (closed pairs taken again)."""
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        cost = np.round(rng.uniform(0, 1.2, (rng.integers(1, 20), rng.integers(1, 25))), 1 if trial % 2 else 6)
+        cost = np.clip(cost, 0, 1)
+        for thr, step in ((0.6, 0.05), (0.9, 0.0), (1.1, 0.05)):
+            got = MutualBest(thr, step)(cost)
+            expected = _mutual_best_by_arrays(cost, thr, step)
+            assert got.matches.tolist() == [list(p) for p in expected], (trial, thr)
+            assert set(got.unmatched_rows) == set(range(cost.shape[0])) - {i for i, _ in expected}
+
+
 # ---- diagnostics -----------------------------------------------------------------------------------------------
 
 def test_candidate_margins_hand_case():
