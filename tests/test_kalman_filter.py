@@ -3,7 +3,8 @@ import numpy as np
 from mmdet.models.task_modules.tracking import KalmanFilter
 
 from vastmat.models.motion import KalmanFilterXYAH, KalmanFilterXYWH
-from vastmat.structures.bbox import ltwh_to_xyah, xyah_to_xyxy, xyxy_to_xyah
+from vastmat.structures.bbox import (cxcywh_to_xyxy, ltwh_to_xyah, ltwh_to_xyxy, xyah_to_xyxy, xyxy_to_cxcywh,
+                                     xyxy_to_ltwh, xyxy_to_xyah)
 
 
 def test_batched_filter_equals_mmdet_per_track():
@@ -97,3 +98,28 @@ def test_box_conversions_round_trip():
     np.testing.assert_allclose(xyah_to_xyxy(xyxy_to_xyah(boxes)), boxes, atol=1e-12)
     tlwh = np.column_stack([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]])
     np.testing.assert_allclose(ltwh_to_xyah(tlwh), xyxy_to_xyah(boxes), atol=1e-12)
+
+
+def test_box_conversions_equal_their_numpy_expressions_bit_for_bit():
+    """The compiled conversions compute the element-wise numpy expressions in the same order (float64 out, any
+    input layout: a state's first four columns, a strided view, a list)."""
+    rng = np.random.default_rng(6)
+    b = rng.uniform(-50, 500, (37, 8))
+    b[:, 2:4] = np.abs(b[:, 2:4]) + 0.1
+    x, y, u, v = b[:, 0], b[:, 1], b[:, 2], b[:, 3]
+    w = u * v
+    expected = {
+        ltwh_to_xyxy: np.stack([x, y, x + u, y + v], 1), xyxy_to_ltwh: np.stack([x, y, u - x, v - y], 1),
+        xyxy_to_xyah: np.stack([x + (u - x) / 2, y + (v - y) / 2, (u - x) / (v - y), v - y], 1),
+        ltwh_to_xyah: np.stack([x + u / 2, y + v / 2, u / v, v], 1),
+        xyah_to_xyxy: np.stack([x - w / 2, y - v / 2, (x - w / 2) + w, (y - v / 2) + v], 1),
+        xyxy_to_cxcywh: np.stack([(x + u) / 2, (y + v) / 2, u - x, v - y], 1),
+        cxcywh_to_xyxy: np.stack([x - u / 2, y - v / 2, x + u / 2, y + v / 2], 1),
+    }
+    for convert, want in expected.items():
+        got = convert(b[:, :4])
+        assert got.dtype == np.float64 and np.array_equal(got, want), convert.__name__
+        assert np.array_equal(convert(b[::3, :4]), want[::3]), convert.__name__
+    assert np.array_equal(xyah_to_xyxy(b), expected[xyah_to_xyxy])  # a whole Kalman state: its first four values
+    assert ltwh_to_xyxy([[1, 2, 3, 4]]).tolist() == [[1.0, 2.0, 4.0, 6.0]]
+    assert ltwh_to_xyxy(np.zeros((0, 4))).shape == (0, 4)
