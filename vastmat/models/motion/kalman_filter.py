@@ -14,7 +14,6 @@ from vastmat.registry import TASK_UTILS
 
 from . import kalman_kernels
 
-_OFF_DIAGONAL_4 = np.flatnonzero(~np.eye(4, dtype=bool))  # the off-diagonal entries of a flattened 4 x 4 matrix
 # the 0.95 quantile of the chi-square distribution with N degrees of freedom (DeepSORT's ``chi2inv95``): the gate
 # of the squared Mahalanobis distance (4: xyah, 2: centre only)
 CHI2INV95 = {1: 3.8415, 2: 5.9915, 3: 7.8147, 4: 9.4877, 5: 11.070, 6: 12.592, 7: 14.067, 8: 15.507, 9: 16.919}
@@ -29,12 +28,11 @@ def _as_measurements(measurement: np.ndarray) -> np.ndarray:
     return np.asarray(measurement, dtype=np.float64).reshape(-1, 4)
 
 
-def _diagonal(projected_cov: np.ndarray) -> np.ndarray | None:
-    """The ``(k, 4)`` diagonals of ``(k, 4, 4)`` projected covariances, or None where any is not diagonal. This
-    filter keeps the four coordinates uncorrelated (initiate, predict and update never mix them), so its own are;
-    a caller's full covariance is not."""
-    flat = projected_cov.reshape(len(projected_cov), 16)
-    return None if flat[:, _OFF_DIAGONAL_4].any() else flat[:, ::5]
+def _project(mean: np.ndarray, covariance: np.ndarray, noise_var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``H x`` and ``H P H^T + diag(noise_var)``."""
+    projected = covariance[:, :4, :4].copy()
+    projected.reshape(len(projected), 16)[:, ::5] += noise_var
+    return mean[:, :4].copy(), projected
 
 
 @TASK_UTILS.register_module()
@@ -54,23 +52,20 @@ class KalmanFilterXYAH:
         self._process_weight, self._process_const = np.array([p, p, 0, p, v, v, 0, v]), np.array(
             [0, 0, 1e-2, 0, 0, 0, 1e-5, 0])
         self._measure_weight, self._measure_const = np.array([p, p, 0, p]), np.array([0, 0, 1e-1, 0])
-
-    @staticmethod
-    def _diag(std: np.ndarray) -> np.ndarray:
-        out = np.zeros(std.shape + (std.shape[-1], ))
-        idx = np.arange(std.shape[-1])
-        out[:, idx, idx] = std ** 2
-        return out
+        self._initiate_weight = np.array([2 * p, 2 * p, 0, 2 * p, 10 * v, 10 * v, 0, 10 * v])
+        self._initiate_const = np.array([0, 0, 1e-2, 0, 0, 0, 1e-5, 0])
 
     def initiate(self, measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """New tracks at the measured boxes, zero velocity."""
-        measurement = np.asarray(measurement, dtype=np.float64).reshape(-1, 4)
+        measurement = _as_measurements(measurement)
         mean = np.concatenate([measurement, np.zeros_like(measurement)], axis=1)
-        p, v, h = self.std_weight_position, self.std_weight_velocity, measurement[:, 3]
-        const = np.ones_like(h)
-        std = np.stack([2 * p * h, 2 * p * h, 1e-2 * const, 2 * p * h,
-                        10 * v * h, 10 * v * h, 1e-5 * const, 10 * v * h], axis=1)
-        return mean, self._diag(std)
+        std = measurement[:, 3:4] * self._initiate_weight + self._initiate_const
+        return mean, kalman_kernels.diagonal_covariance(std)
+
+    def measurement_noise(self, mean: np.ndarray) -> np.ndarray:
+        """``(k, 4)`` variances of the measurement noise R (diagonal) at the tracks' states."""
+        std = mean[:, 3:4] * self._measure_weight + self._measure_const
+        return std * std
 
     def predict(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One step of the motion model (process noise from the current height): ``F P F^T + Q`` in one compiled
@@ -80,18 +75,14 @@ class KalmanFilterXYAH:
 
     def project(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The state distribution in measurement space."""
-        std = mean[:, 3:4] * self._measure_weight + self._measure_const
-        projected = covariance[:, :4, :4].copy()
-        projected.reshape(len(projected), 16)[:, ::5] += std * std
-        return mean[:, :4].copy(), projected
+        return _project(mean, covariance, self.measurement_noise(mean))
 
     def update(self, mean: np.ndarray, covariance: np.ndarray,
                measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The correction step with measured xyah boxes (one compiled loop, :func:`.kalman_kernels.update`: a
         division by the projected covariance where it is diagonal, a solve otherwise)."""
         mean, covariance = _as_states(mean, covariance)
-        std = mean[:, 3:4] * self._measure_weight + self._measure_const
-        return kalman_kernels.update(mean, covariance, _as_measurements(measurement), std * std)
+        return kalman_kernels.update(mean, covariance, _as_measurements(measurement), self.measurement_noise(mean))
 
     def gating_distance(self, mean: np.ndarray, covariance: np.ndarray, measurements: np.ndarray,
                         only_position: bool = False, metric: str = 'maha') -> np.ndarray:
@@ -102,22 +93,13 @@ class KalmanFilterXYAH:
         """
         if metric not in ('maha', 'gaussian'):
             raise ValueError(f"gating_distance: metric must be 'maha' or 'gaussian', got {metric!r}")
-        measurements = np.asarray(measurements, dtype=np.float64).reshape(-1, 4)
-        projected_mean, projected_cov = self.project(mean, covariance)
-        dims = 2 if only_position else 4
-        d = measurements[None, :, :dims] - projected_mean[:, None, :dims]  # (k, m, dims)
-        if metric == 'gaussian':
-            return np.sum(d * d, axis=2)
-        # the official z = L^-1 d with L the Cholesky factor, for every track in one batched solve (scipy's
-        # triangular solve takes one matrix at a time). Where the projected covariance is diagonal (_diagonal), L is
-        # the square root of the diagonal and the solve a division
-        diagonal = _diagonal(projected_cov)
-        if diagonal is not None:
-            z = d / np.sqrt(diagonal[:, None, :dims])  # (k, m, dims)
-            return np.sum(z * z, axis=2)
-        chol = np.linalg.cholesky(projected_cov[:, :dims, :dims])
-        z = np.linalg.solve(chol, d.transpose(0, 2, 1))  # (k, dims, m)
-        return np.sum(z * z, axis=1)
+        # the official z = L^-1 d with L the Cholesky factor of the projected covariance, for every track and
+        # measurement in one compiled loop (:func:`.kalman_kernels.gating_distance`); where that covariance is
+        # diagonal (this filter keeps it so), L is the square root of the diagonal and the solve a division
+        mean, covariance = _as_states(mean, covariance)
+        return kalman_kernels.gating_distance(mean, covariance, _as_measurements(measurements),
+                                              self.measurement_noise(mean), 2 if only_position else 4,
+                                              metric == 'maha')
 
 
 @TASK_UTILS.register_module()
@@ -130,12 +112,13 @@ class KalmanFilterXYWH(KalmanFilterXYAH):
     * update (NSA): R = ``(sp [w, h, w, h])^2 * (1 - score)``, the variance (not the std) scaled by the score.
     """
 
+    _initiate_scale = np.array([2.0, 2.0, 2.0, 2.0, 10.0, 10.0, 10.0, 10.0])
+
     def initiate(self, measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        measurement = np.asarray(measurement, dtype=np.float64).reshape(-1, 4)
+        measurement = _as_measurements(measurement)
         mean = np.concatenate([measurement, np.zeros_like(measurement)], axis=1)
-        w, h = measurement[:, 2:3], measurement[:, 3:4]
-        std = np.concatenate([2 * w, 2 * h, 2 * w, 2 * h, 10 * w, 10 * h, 10 * w, 10 * h], axis=1)
-        return mean, self._diag(std)
+        std = np.tile(measurement[:, 2:4], 4) * self._initiate_scale  # [2w, 2h, 2w, 2h, 10w, 10h, 10w, 10h]
+        return mean, kalman_kernels.diagonal_covariance(std)
 
     def _wh4(self, mean: np.ndarray) -> np.ndarray:
         w, h = mean[:, 2:3], mean[:, 3:4]
@@ -148,22 +131,24 @@ class KalmanFilterXYWH(KalmanFilterXYAH):
         std = np.concatenate([self.std_weight_position * wh4, self.std_weight_velocity * wh4], axis=1)
         return kalman_kernels.predict(mean, covariance, std)
 
+    def measurement_noise(self, mean: np.ndarray, scores: np.ndarray | None = None) -> np.ndarray:
+        """``(k, 4)`` variances of R, ``(sp [w, h, w, h])^2``, times ``1 - score`` with ``scores`` (NSA)."""
+        noise_var = (self.std_weight_position * self._wh4(mean)) ** 2
+        if scores is not None:
+            noise_var = noise_var * (1.0 - np.asarray(scores, np.float64).reshape(-1, 1))
+        return noise_var
+
     def project(self, mean: np.ndarray, covariance: np.ndarray,
                 scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The state in measurement space; with ``scores`` the NSA noise ``R (1 - score)``."""
-        noise = self._diag(self.std_weight_position * self._wh4(mean))
-        if scores is not None:
-            noise = noise * (1.0 - np.asarray(scores, np.float64).reshape(-1, 1, 1))
-        return mean[:, :4].copy(), covariance[:, :4, :4] + noise
+        return _project(mean, covariance, self.measurement_noise(mean, scores))
 
     def update(self, mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray,
                scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The correction step with measured xywh boxes and their detection scores (NSA), one compiled loop."""
         mean, covariance = _as_states(mean, covariance)
-        noise_var = (self.std_weight_position * self._wh4(mean)) ** 2
-        if scores is not None:
-            noise_var = noise_var * (1.0 - np.asarray(scores, np.float64).reshape(-1, 1))
-        return kalman_kernels.update(mean, covariance, _as_measurements(measurement), noise_var)
+        return kalman_kernels.update(mean, covariance, _as_measurements(measurement),
+                                     self.measurement_noise(mean, scores))
 
     @staticmethod
     def warp(mean: np.ndarray, covariance: np.ndarray, affine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

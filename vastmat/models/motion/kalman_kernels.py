@@ -83,3 +83,59 @@ def update(mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray,
                     total += gain_s[i, m] * gain_t[m, j]
                 new_cov[t, i, j] -= total
     return new_mean, new_cov
+
+
+@njit(cache=True, nogil=True)
+def gating_distance(mean: np.ndarray, covariance: np.ndarray, measurements: np.ndarray, noise_var: np.ndarray,
+                    dims: int, mahalanobis: bool) -> np.ndarray:  # pragma: no cover (compiled)
+    """``(k, m)`` distances of ``(m, 4)`` measurements to the tracks' projected states over the first ``dims``
+    coordinates: squared Mahalanobis (``S = H P H^T + R``, ``R = diag(noise_var)``; ``z = L^-1 d``, L the Cholesky
+    factor of S, a division by its square-rooted diagonal where S is diagonal) or squared Euclidean."""
+    k, m = mean.shape[0], measurements.shape[0]
+    out = np.empty((k, m))
+    projected = np.empty((dims, dims))
+    scale = np.empty(dims)
+    d, z = np.empty(dims), np.empty(dims)
+    for t in range(k):
+        diagonal = True
+        for i in range(dims):
+            for j in range(dims):
+                projected[i, j] = covariance[t, i, j]
+                if i != j and covariance[t, i, j] != 0.0:
+                    diagonal = False
+            projected[i, i] += noise_var[t, i]
+        if not mahalanobis:
+            scale[:] = 1.0
+        elif diagonal:
+            for i in range(dims):
+                scale[i] = np.sqrt(projected[i, i])
+        else:
+            projected[:, :] = np.linalg.cholesky(projected)
+        for j in range(m):
+            for i in range(dims):
+                d[i] = measurements[j, i] - mean[t, i]
+            if mahalanobis and not diagonal:  # forward substitution, L z = d
+                for i in range(dims):
+                    total = d[i]
+                    for c in range(i):
+                        total -= projected[i, c] * z[c]
+                    z[i] = total / projected[i, i]
+            else:
+                for i in range(dims):
+                    z[i] = d[i] / scale[i] if mahalanobis else d[i]
+            total = 0.0
+            for i in range(dims):
+                total += z[i] * z[i]
+            out[t, j] = total
+    return out
+
+
+@njit(cache=True, nogil=True)
+def diagonal_covariance(std: np.ndarray) -> np.ndarray:  # pragma: no cover (compiled)
+    """``(k, n, n)`` covariances with ``std ** 2`` (``(k, n)``) on their diagonals."""
+    k, n = std.shape
+    out = np.zeros((k, n, n))
+    for t in range(k):
+        for i in range(n):
+            out[t, i, i] = std[t, i] * std[t, i]
+    return out
