@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from vastmat.registry import MATCHERS, MODELS, TASK_UTILS
 from vastmat.structures.bbox import cxcywh_to_xyxy, xyxy_to_cxcywh
@@ -64,30 +65,55 @@ def corner_velocities(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     return corner_directions(start[:, None, :], end[None, :, :])
 
 
+@njit(cache=True, nogil=True)
+def _corner_dots(track_velocity: np.ndarray, prev_boxes: np.ndarray, det_boxes: np.ndarray, rows: np.ndarray,
+                 cols: np.ndarray) -> np.ndarray:  # pragma: no cover (compiled)
+    """``(k, 4)`` per pair (``rows[k]``, ``cols[k]``) and corner: the track's velocity dotted with the corner's unit
+    direction from its previous box to the detection, clipped to [-1, 1] (:func:`corner_directions`' operations,
+    element by element)."""
+    dots = np.empty((len(rows), 4))
+    d = np.empty(4)
+    for k in range(len(rows)):
+        start, end, velocity = prev_boxes[rows[k]], det_boxes[cols[k]], track_velocity[rows[k]]
+        for i in range(4):
+            d[i] = end[i] - start[i]
+        lower = end[3] - start[1]  # the quirk: 'lb' / 'rb' y-components
+        for c in range(4):  # lt, lb, rt, rb: x from dx1, dx1, dx2, dx2; norms over dy1, dy2, dy1, dy2
+            dx, dy = d[0 if c < 2 else 2], d[1 if c % 2 == 0 else 3]
+            norm = np.sqrt(dx * dx + dy * dy) + 1e-5
+            dot = velocity[c, 0] * (dx / norm) + velocity[c, 1] * ((lower if c % 2 else d[1]) / norm)
+            dots[k, c] = min(max(dot, -1.0), 1.0)
+    return dots
+
+
+@njit(cache=True, nogil=True)
+def _mean_corner_angles(angles: np.ndarray, rows: np.ndarray, cols: np.ndarray, det_scores: np.ndarray,
+                        shape: tuple[int, int]) -> np.ndarray:  # pragma: no cover (compiled)
+    """``(n, m)``: per pair the corners' ``|angle| / pi / 4`` added corner by corner, times the detection score
+    (the official accumulation); 0 for the pairs not given."""
+    out = np.zeros(shape)
+    for k in range(len(rows)):
+        total = np.abs(angles[k, 0]) / np.pi / 4 + np.abs(angles[k, 1]) / np.pi / 4
+        total += np.abs(angles[k, 2]) / np.pi / 4
+        total += np.abs(angles[k, 3]) / np.pi / 4
+        out[rows[k], cols[k]] = total * det_scores[cols[k]]
+    return out
+
+
 def angle_distance(track_velocity: np.ndarray, prev_boxes: np.ndarray, det_boxes: np.ndarray,
                    det_scores: np.ndarray, pairs: np.ndarray | None = None) -> np.ndarray:
     """Official ``angle_distance``: per corner, the angle between the track's velocity ``(n, 4, 2)`` and the
     direction from its box ``delta_t`` frames ago to each detection, over pi, averaged over the corners, times the
-    detection score. ``pairs``: a ``(n, m)`` bool mask of the pairs wanted (the others are 0; each wanted entry is
-    computed by the same elementwise operations, so it equals the full matrix's bit for bit)."""
-    if pairs is None:
-        directions = corner_velocities(prev_boxes, det_boxes)  # (n, m, 4, 2)
-        velocity, scores = track_velocity[:, None], det_scores[None, :]
-    else:
-        rows, cols = np.nonzero(pairs)
-        directions = corner_directions(prev_boxes[rows], det_boxes[cols])  # (k, 4, 2)
-        velocity, scores = track_velocity[rows], det_scores[cols]
-    dot = velocity[..., 0] * directions[..., 0] + velocity[..., 1] * directions[..., 1]
-    corner_angles = np.abs(np.arccos(np.clip(dot, -1, 1))) / np.pi / 4  # (..., 4), each corner as the official
-    angle = corner_angles[..., 0] + corner_angles[..., 1]  # accumulated corner by corner, as the official code
-    angle += corner_angles[..., 2]
-    angle += corner_angles[..., 3]
-    angle *= scores
-    if pairs is None:
-        return angle
-    out = np.zeros(pairs.shape)
-    out[rows, cols] = angle
-    return out
+    detection score. ``pairs``: a ``(n, m)`` bool mask of the pairs wanted (the others are 0).
+
+    Two compiled loops around numpy's ``arccos`` (the official's, whose SIMD results a compiled ``acos`` does not
+    always match in the last bit): the per-pair arithmetic of a frame's matrix was ~30 numpy calls."""
+    shape = (len(prev_boxes), len(det_boxes))
+    rows, cols = np.nonzero(pairs if pairs is not None else np.ones(shape, bool))
+    angles = np.arccos(_corner_dots(np.asarray(track_velocity, np.float64).reshape(-1, 4, 2),
+                                    np.asarray(prev_boxes, np.float64).reshape(-1, 4),
+                                    np.asarray(det_boxes, np.float64).reshape(-1, 4), rows, cols))
+    return _mean_corner_angles(angles, rows, cols, np.asarray(det_scores, np.float64), shape)
 
 
 def confidence_distance(scores: np.ndarray, prev_scores: np.ndarray, det_scores: np.ndarray) -> np.ndarray:
@@ -116,15 +142,21 @@ def track_aware_nms(track_boxes: np.ndarray, det_boxes: np.ndarray, scores: np.n
     if len(candidates) < 2:
         return allowed
     det_iou = PairGeometry(det_boxes[candidates], det_boxes[candidates], plus_one=True).iou
-    alive = np.ones(len(candidates), bool)
-    cand_scores = scores[candidates]
-    for k in range(len(candidates)):
-        if alive[k]:
-            suppress = (cand_scores[k] > cand_scores) & (det_iou[k] > iou_thr)
-            suppress[k] = False
-            alive &= ~suppress
-    allowed[candidates[~alive]] = False
+    allowed[candidates[~_survivors(det_iou, scores[candidates], iou_thr)]] = False
     return allowed
+
+
+@njit(cache=True, nogil=True)
+def _survivors(det_iou: np.ndarray, scores: np.ndarray, iou_thr: float) -> np.ndarray:  # pragma: no cover
+    """TAI's suppression loop (compiled: a Python loop of numpy calls per candidate before): in the given order,
+    each surviving candidate suppresses every candidate of lower score overlapping it by more than ``iou_thr``."""
+    alive = np.ones(len(scores), np.bool_)
+    for k in range(len(scores)):
+        if alive[k]:
+            for j in range(len(scores)):
+                if j != k and scores[k] > scores[j] and det_iou[k, j] > iou_thr:
+                    alive[j] = False
+    return alive
 
 
 def deleted_detections(dets: FrameDetections, extra: FrameDetections, iou_thr: float = 0.97) -> FrameDetections:
