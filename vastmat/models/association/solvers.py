@@ -98,16 +98,39 @@ class LapJV:
             return Assignment(_row_matches(x), (x < 0).nonzero()[0], (y < 0).nonzero()[0])
         if self.cost_limit == float('inf'):
             rows, cols = linear_sum_assignment(cost)
-        else:
-            gain = cost - self.cost_limit
-            np.minimum(gain, 0.0, out=gain)  # pairs at 0 save nothing over two dummies: left unmatched
-            rows, cols = linear_sum_assignment(gain)
-            taken = gain[rows, cols] < 0
-            rows, cols = rows[taken], cols[taken]
-        # scipy returns the rows sorted: the matches in row order, as lap's
-        matches = np.empty((len(rows), 2), np.int64)
-        matches[:, 0], matches[:, 1] = rows, cols
-        return Assignment(matches, _unmatched(rows, n), _unmatched(cols, m))
+            return Assignment(*_split_assignment(rows, cols, cost, True, n, m))
+        # pairs at 0 save nothing over two dummies: left unmatched
+        gain = _gain_below_limit(cost, self.cost_limit)
+        rows, cols = linear_sum_assignment(gain)
+        return Assignment(*_split_assignment(rows, cols, gain, False, n, m))
+
+
+# LapJV's steps around scipy's solver as compiled loops: on a frame's tens of boxes the solver takes ~3 us and the
+# numpy steps around it (the gain, the taken pairs, the unmatched rows and columns: ~10 calls) took ~14 us more.
+@njit(cache=True, nogil=True)
+def _gain_below_limit(cost: np.ndarray, limit: float) -> np.ndarray:  # pragma: no cover (compiled)
+    """``min(cost - limit, 0)``."""
+    gain = np.empty(cost.shape)
+    for i in range(cost.shape[0]):
+        for j in range(cost.shape[1]):
+            gain[i, j] = min(cost[i, j] - limit, 0.0)
+    return gain
+
+
+@njit(cache=True, nogil=True)
+def _split_assignment(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, take_all: bool, n: int,
+                      m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover (compiled)
+    """scipy's pairs (rows ascending) as an :class:`Assignment`'s arrays: the pairs taken (all, or those with a
+    negative ``values`` entry) in row order, then the rows and the columns left, ascending."""
+    matches = np.empty((len(rows), 2), np.int64)
+    matched_row, matched_col = np.zeros(n, np.bool_), np.zeros(m, np.bool_)
+    count = 0
+    for k in range(len(rows)):
+        if take_all or values[rows[k], cols[k]] < 0:
+            matches[count, 0], matches[count, 1] = rows[k], cols[k]
+            matched_row[rows[k]] = matched_col[cols[k]] = True
+            count += 1
+    return matches[:count], np.flatnonzero(~matched_row), np.flatnonzero(~matched_col)
 
 
 @MATCHERS.register_module()
