@@ -56,6 +56,9 @@ def test_time_runners_best_of_repeats_and_identical_tracks():
     assert set(best) == {'x', 'y'} and all(t >= 0 for t in best.values())
     assert calls[:4] == [('a', 'aa'), ('a', None), ('b', 'bb'), ('b', None)]  # interleaved video by video
     assert len(calls) == 8 and identical_tracks(outputs['x'], outputs['y'])
+    calls.clear()
+    time_runners({'x': (run, None)}, videos, 2, after_round=lambda: calls.append('peers'))
+    assert calls == [('a', None), ('b', None), 'peers'] * 2  # the peers' rounds alternate with ours
     moved = [[TrackOutput(np.array([1]), np.array([[0., 0., 1., 2.]]), np.array([0.9]))]] * 2
     assert not identical_tracks(outputs['x'], moved) and not identical_tracks(outputs['x'], outputs['x'][:1])
     with pytest.raises(UserInputError, match='--repeats 0'):
@@ -141,7 +144,8 @@ def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
     import sys
 
     from vastmat.experiments import peer_trackers
-    from vastmat.experiments.association_speed import peer_times, speed_results, speed_table, write_peer_videos
+    from vastmat.experiments.association_speed import (peer_rounds, peer_times, speed_results, speed_table,
+                                                       write_peer_videos)
     from vastmat.utils.errors import UserInputError
     rng = np.random.default_rng(0)
     videos = [dict(name=name, frame_rate=10.0,
@@ -159,6 +163,9 @@ def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
     logged = []
     seconds = peer_times(sys.executable, videos, 2, str(tmp_path / 'ByteTrack'), log=logged.append)
     assert 'official ByteTrack' in seconds and seconds['official ByteTrack'] > 0
+    with peer_rounds(sys.executable, videos, str(tmp_path / 'ByteTrack')) as run_rounds:
+        per_video = run_rounds(1)  # one round: the best time of each video (the benchmark takes the minima)
+    assert list(per_video) == ['official ByteTrack'] and len(per_video['official ByteTrack']) == len(videos)
     results = speed_results(videos, {'BYTETracker (iou)': seconds['official ByteTrack'] / 4, **seconds})
     assert results['trackers']['BYTETracker (iou)']['ratios']['official ByteTrack'] == pytest.approx(4)
     assert 'x official ByteTrack' in [c.header for c in speed_table(results).columns]

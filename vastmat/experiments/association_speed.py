@@ -5,7 +5,8 @@ from a checkout, Roboflow ``trackers``), timed there by :mod:`.peer_trackers` in
 
 Only the runner's ``run`` is timed: each runner's ``prepare`` converts a video's detections to its inputs before.
 Every runner runs every video ``repeats`` times, interleaved video by video so that drift of the machine's speed
-affects all alike; per video the best time counts.
+affects all alike; per video the best time counts. The peers run in rounds of their own between ours (ours, the
+peers, ours, the peers, ...), so that a drift of the machine's speed during the run reaches both sides of a ratio.
 """
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ import json
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 from rich.table import Table
@@ -203,10 +205,11 @@ def speed_runners(tracker_names: Sequence[str], matchers: Sequence[str], feature
     return runners
 
 
-def time_runners(runners: dict[str, Runner], videos: list[dict], repeats: int) -> tuple[dict[str, float],
-                                                                                         dict[str, list]]:
+def time_runners(runners: dict[str, Runner], videos: list[dict], repeats: int,
+                 after_round: Callable[[], Any] | None = None) -> tuple[dict[str, float], dict[str, list]]:
     """Each runner's total over ``videos`` of its best of ``repeats`` per video (the runners interleaved video by
-    video), and its outputs (``{name: [per video: per frame output]}``)."""
+    video), and its outputs (``{name: [per video: per frame output]}``); ``after_round`` is called after each
+    round of ``repeats`` (the peers' rounds)."""
     if repeats < 1:
         raise UserInputError(f'--repeats {repeats}: at least 1')
     prepared = {name: [prep(v) if prep else None for v in videos] for name, (_, prep) in runners.items()}
@@ -218,6 +221,8 @@ def time_runners(runners: dict[str, Runner], videos: list[dict], repeats: int) -
                 start = time.perf_counter()
                 outputs[name][v] = run(video, prepared[name][v])
                 best[name][v] = min(best[name][v], time.perf_counter() - start)
+        if after_round is not None:
+            after_round()
     return {name: sum(times) for name, times in best.items()}, outputs
 
 
@@ -250,25 +255,37 @@ def run_peer_script(peer_python: str, arguments: list[str], out: Path) -> dict:
     return json.loads(Path(out).read_text())
 
 
-def peer_times(peer_python: str, videos: list[dict], repeats: int, official_bytetrack: str | None = None,
-               official_fairmot: str | None = None, feature_dim: int = 128, official_tracktrack: str | None = None,
-               log: Callable[[str], Any] = print) -> dict[str, float]:
-    """Seconds per peer tracker (best of ``repeats`` per video, summed) timed by :mod:`.peer_trackers` under
-    ``peer_python`` on the same videos (the official FairMOT and TrackTrack trackers with the benchmark's random
-    features)."""
+@contextmanager
+def peer_rounds(peer_python: str, videos: list[dict], official_bytetrack: str | None = None,
+                official_fairmot: str | None = None, feature_dim: int = 128, official_tracktrack: str | None = None
+                ) -> Iterator[Callable[[int], dict[str, list[float]]]]:
+    """A function that times the peers of :mod:`.peer_trackers` under ``peer_python`` on ``videos`` (written once)
+    for a number of rounds and returns each peer's best time per video (the official FairMOT and TrackTrack
+    trackers with the benchmark's random features)."""
     with tempfile.TemporaryDirectory() as tmp:
         videos_file, out = Path(tmp) / 'videos.npz', Path(tmp) / 'times.json'
         write_peer_videos(videos, videos_file, feature_dim if official_fairmot or official_tracktrack else 0)
-        command = [peer_python, str(PEER_SCRIPT), '--videos', str(videos_file), '--out', str(out),
-                   '--repeats', str(repeats)]
+        command = [str(PEER_SCRIPT), '--videos', str(videos_file), '--out', str(out)]
         if official_bytetrack:
             command += ['--official-bytetrack', str(official_bytetrack)]
         if official_fairmot:
             command += ['--official-fairmot', str(official_fairmot)]
         if official_tracktrack:
             command += ['--official-tracktrack', str(official_tracktrack)]
+
+        def run_rounds(repeats: int) -> dict[str, list[float]]:
+            return run_peer_script(peer_python, command + ['--repeats', str(repeats)], out)['video_seconds']
+        yield run_rounds
+
+
+def peer_times(peer_python: str, videos: list[dict], repeats: int, official_bytetrack: str | None = None,
+               official_fairmot: str | None = None, feature_dim: int = 128, official_tracktrack: str | None = None,
+               log: Callable[[str], Any] = print) -> dict[str, float]:
+    """Seconds per peer tracker (best of ``repeats`` per video, summed), :func:`peer_rounds` in one call."""
+    with peer_rounds(peer_python, videos, official_bytetrack, official_fairmot, feature_dim,
+                     official_tracktrack) as run_rounds:
         log(f'timing the peer trackers under {peer_python}')
-        seconds = run_peer_script(peer_python, command[1:], out)['seconds']
+        seconds = {name: sum(times) for name, times in run_rounds(repeats).items()}
     if not seconds:
         log(f'{peer_python}: no peer tracker found (no --official-* checkout, Roboflow trackers not installed)')
     return seconds
@@ -319,10 +336,20 @@ def association_speed(data_root: str, det_root: str | None = None, videos: int |
         raise UserInputError('--official-* checkouts need --peer-python (the environment the official code runs in)')
     runners = speed_runners(trackers, matchers, feature_dim, checkpoint, log)
     loaded = load_videos(data_root, det_root, videos)
-    best, _ = time_runners(runners, loaded, repeats)
-    if peer_python:
-        best.update(peer_times(peer_python, loaded, repeats, official_bytetrack, official_fairmot, feature_dim,
-                               official_tracktrack, log))
+    if not peer_python:
+        best, _ = time_runners(runners, loaded, repeats)
+        return speed_results(loaded, best)
+    peer_best: dict[str, list[float]] = {}
+    with peer_rounds(peer_python, loaded, official_bytetrack, official_fairmot, feature_dim,
+                     official_tracktrack) as run_rounds:
+        def peer_round() -> None:
+            for name, times in run_rounds(1).items():
+                peer_best[name] = [min(a, b) for a, b in zip(peer_best.get(name, times), times)]
+        log(f'timing the peer trackers under {peer_python}: a round of theirs after each round of ours')
+        best, _ = time_runners(runners, loaded, repeats, after_round=peer_round)
+    if not peer_best:
+        log(f'{peer_python}: no peer tracker found (no --official-* checkout, Roboflow trackers not installed)')
+    best.update({name: sum(times) for name, times in peer_best.items()})
     return speed_results(loaded, best)
 
 
