@@ -69,14 +69,30 @@ def _normalise(row: np.ndarray) -> None:  # pragma: no cover (compiled)
 
 
 @njit(cache=True, nogil=True)
-def unit_rows(x: np.ndarray, times: int = 1) -> np.ndarray:  # pragma: no cover (compiled)
+def unit_rows(x: np.ndarray, times: int = 1) -> tuple[np.ndarray, int]:  # pragma: no cover (compiled)
     """A copy of ``x`` with each row divided by its L2 norm, ``times`` times (the official code normalises a
-    detection's embedding on creation and once more as its track's smoothed one). Compiled, as the smoothing below:
-    numpy spends ~12 us per normalisation of a frame's embeddings in call overhead."""
+    detection's embedding on creation and once more as its track's smoothed one), and the first all-zero row (-1:
+    none). Compiled, as the smoothing below: numpy spends ~12 us per normalisation of a frame's embeddings in call
+    overhead."""
+    for k in range(x.shape[0]):
+        if not x[k].any():
+            return x, k
     out = x.copy()
     for _ in range(times):
         for k in range(out.shape[0]):
             _normalise(out[k])
+    return out, -1
+
+
+@njit(cache=True, nogil=True)
+def fuse_motion(cosine: np.ndarray, maha: np.ndarray, gate: float, weight: float) -> np.ndarray:  # pragma: no cover
+    """The official ``fuse_motion`` on ``cdist``'s cosine distances: ``weight * max(0, cosine) + (1 - weight) *
+    maha``, inf where ``maha > gate``."""
+    out = np.empty(cosine.shape)
+    for i in range(cosine.shape[0]):
+        for j in range(cosine.shape[1]):
+            cost = np.inf if maha[i, j] > gate else max(0.0, cosine[i, j])
+            out[i, j] = weight * cost + (1 - weight) * maha[i, j]
     return out
 
 
@@ -182,10 +198,9 @@ class JDETracker(BaseTracker):
         if not len(rows) or not len(features):
             return np.zeros((len(rows), len(features)))
         store = self.tracks
-        cost = np.maximum(0.0, cdist(store.smooth_feat[rows], features, 'cosine'))
         maha = self.motion.gating_distance(store.mean[rows], store.covariance[rows], xyah)
-        cost[maha > self.motion_gate] = np.inf
-        return self.motion_lambda * cost + (1 - self.motion_lambda) * maha
+        return fuse_motion(cdist(store.smooth_feat[rows], features, 'cosine'), maha, self.motion_gate,
+                           self.motion_lambda)
 
     def _apply_updates(self, rows: np.ndarray, dets: np.ndarray, keep_score: np.ndarray, xyah: np.ndarray,
                        ltwh: np.ndarray, scores: np.ndarray, features: np.ndarray, frame_id: int) -> None:
@@ -213,12 +228,11 @@ class JDETracker(BaseTracker):
         if features.ndim != 2:
             raise ValueError(f'video {frame.video_name!r} frame {frame_id}: features must be (detections, dim), got '
                              f'shape {frame.features.shape}')
-        norms = np.linalg.norm(features, axis=1)
-        if (norms == 0).any():
-            raise ValueError(f'video {frame.video_name!r} frame {frame_id}: detection {int(np.argmin(norms))} has an '
-                             'all-zero embedding (JDETracker compares L2-normalised embeddings)')
         # a detection's embedding is normalised on creation, and its smooth_feat (the same array) once more
-        features = unit_rows(np.ascontiguousarray(features), 2)
+        features, zero = unit_rows(np.ascontiguousarray(features, np.float64), 2)
+        if zero >= 0:
+            raise ValueError(f'video {frame.video_name!r} frame {frame_id}: detection {zero} has an all-zero '
+                             'embedding (JDETracker compares L2-normalised embeddings)')
 
         store = self.tracks
         if store.smooth_feat.shape[1:] != features.shape[1:]:
