@@ -8,7 +8,7 @@ detector's, see :class:`~vastmat.models.mot.TrackingByDetection`):
    already thresholded); the tracked tracks split into confirmed and unconfirmed ones; the pool (confirmed tracked,
    then lost tracks) predicted by the Kalman filter, ``vh := 0`` for tracks not tracked;
 2. embedding stage, pool against every detection: cosine distance between the track's smoothed embedding and the
-   detection's (``max(0, cdist(..., 'cosine'))``), fused with motion (``fuse_motion``): ``inf`` where the squared
+   detection's (``max(0, cdist(..., 'cosine'))``; of unit vectors, so ``1 - dot`` here), fused with motion (``fuse_motion``): ``inf`` where the squared
    Mahalanobis distance of the detection to the track's projected state exceeds ``motion_gate`` (chi2 0.95 at 4
    d.o.f., 9.4877), then ``lambda * cost + (1 - lambda) * maha^2`` (lambda 0.98); lapjv with cost limit 0.4;
    matched tracked tracks are updated, matched lost ones re-activated;
@@ -42,7 +42,6 @@ from typing import Any
 
 import numpy as np
 from numba import njit
-from scipy.spatial.distance import cdist
 
 from vastmat.registry import MATCHERS, MODELS, TASK_UTILS
 from vastmat.structures.bbox import ltwh_to_xyah, ltwh_to_xyxy, xyxy_to_ltwh
@@ -86,7 +85,7 @@ def unit_rows(x: np.ndarray, times: int = 1) -> tuple[np.ndarray, int]:  # pragm
 
 @njit(cache=True, nogil=True)
 def fuse_motion(cosine: np.ndarray, maha: np.ndarray, gate: float, weight: float) -> np.ndarray:  # pragma: no cover
-    """The official ``fuse_motion`` on ``cdist``'s cosine distances: ``weight * max(0, cosine) + (1 - weight) *
+    """The official ``fuse_motion`` on the cosine distances: ``weight * max(0, cosine) + (1 - weight) *
     maha``, inf where ``maha > gate``."""
     out = np.empty(cosine.shape)
     for i in range(cosine.shape[0]):
@@ -199,8 +198,12 @@ class JDETracker(BaseTracker):
             return np.zeros((len(rows), len(features)))
         store = self.tracks
         maha = self.motion.gating_distance(store.mean[rows], store.covariance[rows], xyah)
-        return fuse_motion(cdist(store.smooth_feat[rows], features, 'cosine'), maha, self.motion_gate,
-                           self.motion_lambda)
+        # both sides are unit vectors (normalised by unit_rows and smooth_features), so the official cdist(...,
+        # 'cosine') is 1 - their dot product; cdist divides by the norms once more (the same to ~1e-16) and takes
+        # five times as long on a frame's 100 tracks x 16 detections x 128 dimensions
+        cosine = store.smooth_feat[rows] @ features.T
+        np.subtract(1.0, cosine, out=cosine)
+        return fuse_motion(cosine, maha, self.motion_gate, self.motion_lambda)
 
     def _apply_updates(self, rows: np.ndarray, dets: np.ndarray, keep_score: np.ndarray, xyah: np.ndarray,
                        ltwh: np.ndarray, scores: np.ndarray, features: np.ndarray, frame_id: int) -> None:
