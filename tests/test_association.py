@@ -15,6 +15,7 @@ from vastmat.models.association import (CDA, CIoU, CenterSim, DIoU, EIoU, Fused,
                                         IoU, LapJV, MutualBest, NormDIoUGate)
 from vastmat.registry import MATCHERS
 from vastmat.structures.pair_geometry import PairGeometry
+from vastmat.structures.pair_kernels import iou_distance_pairs
 
 A = np.array([[0.0, 0.0, 4.0, 3.0]])  # w 4, h 3, diagonal 5, centre (2, 1.5)
 B = np.array([[2.0, 1.0, 6.0, 5.0]])  # w 4, h 4, diagonal sqrt(32), centre (4, 3)
@@ -92,6 +93,10 @@ def test_compiled_kernels_equal_the_array_path_bit_for_bit(plus_one):
         for alpha in (0.25, 0.5, 0.9):
             cda = CDA(alpha=alpha, plus_one=plus_one)
             assert np.array_equal(cda.scores(compiled), cda.scores(array_path))
+        for thr in (0.15, 0.6):  # the duplicate check's pairs: np.nonzero(1 - IoU < thr) without the matrices
+            pairs = iou_distance_pairs(tracks, dets, compiled.one, thr)
+            expected = np.nonzero(1.0 - array_path.iou < thr)
+            assert all(np.array_equal(got, want) for got, want in zip(pairs, expected))
     # float32 and torch take the array path
     assert not PairGeometry(A.astype(np.float32), B.astype(np.float32)).compiled
     assert not PairGeometry(torch.from_numpy(A), torch.from_numpy(B)).compiled

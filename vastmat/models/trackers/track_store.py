@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from vastmat.structures.pair_geometry import PairGeometry
+from vastmat.structures.pair_kernels import iou_distance_pairs
 
 from .track_lifecycle import LOST, REMOVED, TRACKED
 
@@ -148,7 +148,8 @@ class TrackStore:
                      removed: np.ndarray) -> np.ndarray:
         """The official end of ``update`` (:meth:`.TrackLifecycle.finish_frame` on rows): merge the frame's outcome
         into the lists, drop duplicates, and return the rows reported in this frame (tracked and activated)."""
-        activated, refound, new_lost, removed = (_as_rows(r) for r in (activated, refound, new_lost, removed))
+        activated, refound, new_lost, removed = _as_rows(activated), _as_rows(refound), _as_rows(new_lost), _as_rows(
+            removed)
         self.state[new_lost] = LOST
         self.state[removed] = REMOVED
         tracked = self.tracked[self.state[self.tracked] == TRACKED]
@@ -167,8 +168,7 @@ class TrackStore:
         if not len(tracked) or not len(lost):
             return tracked, lost
         boxes = self.boxes(self, np.concatenate([tracked, lost]))  # one conversion for both lists
-        distance = 1.0 - PairGeometry(boxes[:len(tracked)], boxes[len(tracked):], plus_one=True).iou
-        p, q = np.nonzero(distance < self.duplicate_thresh)
+        p, q = iou_distance_pairs(boxes[:len(tracked)], boxes[len(tracked):], 1.0, self.duplicate_thresh)
         if not len(p):
             return tracked, lost
         age_tracked = self.frame_id[tracked] - self.start_frame[tracked]
