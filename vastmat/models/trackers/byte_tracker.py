@@ -278,4 +278,5 @@ class BYTETracker(BaseTracker):
         store = self.tracks
         boxes = reported_boxes(store, rows, self.reported_box)
         keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
-        return TrackOutput(store.ids[rows][keep], boxes[keep], store.score[rows][keep])
+        kept = rows[keep]
+        return TrackOutput(store.ids[kept], boxes[keep], store.score[kept])

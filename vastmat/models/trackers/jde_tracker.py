@@ -299,4 +299,5 @@ class JDETracker(BaseTracker):
         store = self.tracks
         boxes = reported_boxes(store, rows, self.reported_box)
         keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
-        return TrackOutput(store.ids[rows][keep], boxes[keep], store.score[rows][keep], store.smooth_feat[rows][keep])
+        kept = rows[keep]
+        return TrackOutput(store.ids[kept], boxes[keep], store.score[kept], store.smooth_feat[kept])
