@@ -285,10 +285,16 @@ def peer_times(peer_python: str, videos: list[dict], repeats: int, official_byte
     with peer_rounds(peer_python, videos, official_bytetrack, official_fairmot, feature_dim,
                      official_tracktrack) as run_rounds:
         log(f'timing the peer trackers under {peer_python}')
-        seconds = {name: sum(times) for name, times in run_rounds(repeats).items()}
-    if not seconds:
+        per_video = run_rounds(repeats)
+    return peer_seconds(per_video, peer_python, log)
+
+
+def peer_seconds(per_video: dict[str, list[float]], peer_python: str,
+                 log: Callable[[str], Any] = print) -> dict[str, float]:
+    """Each peer's per-video best times summed; says so where ``peer_python`` found no peer tracker."""
+    if not per_video:
         log(f'{peer_python}: no peer tracker found (no --official-* checkout, Roboflow trackers not installed)')
-    return seconds
+    return {name: sum(times) for name, times in per_video.items()}
 
 
 def identical_tracks(a: list[list[TrackOutput]], b: list[list[TrackOutput]]) -> bool:
@@ -347,9 +353,7 @@ def association_speed(data_root: str, det_root: str | None = None, videos: int |
                 peer_best[name] = [min(a, b) for a, b in zip(peer_best.get(name, times), times)]
         log(f'timing the peer trackers under {peer_python}: a round of theirs after each round of ours')
         best, _ = time_runners(runners, loaded, repeats, after_round=peer_round)
-    if not peer_best:
-        log(f'{peer_python}: no peer tracker found (no --official-* checkout, Roboflow trackers not installed)')
-    best.update({name: sum(times) for name, times in peer_best.items()})
+    best.update(peer_seconds(peer_best, peer_python, log))
     return speed_results(loaded, best)
 
 

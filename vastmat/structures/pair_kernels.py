@@ -103,18 +103,6 @@ def cda_similarity(a: np.ndarray, b: np.ndarray, one: float, alpha: float) -> np
 @njit(cache=True, nogil=True)
 def iou_distance_pairs(a: np.ndarray, b: np.ndarray, one: float,
                        thr: float) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover (compiled)
-    """The pairs ``(i, j)`` with ``1 - IoU < thr``, in row-major order (``np.nonzero(1 - iou_matrix(a, b) <
-    thr)``, without the matrices): the duplicate check of the ByteTrack family."""
-    n, m = a.shape[0], b.shape[0]
-    rows, cols = np.empty(n * m, np.int64), np.empty(n * m, np.int64)
-    count = 0
-    area_b = np.empty(m)
-    for j in range(m):
-        area_b[j] = _area(b[j], one)
-    for i in range(n):
-        area_a = _area(a[i], one)
-        for j in range(m):
-            if 1.0 - _iou(a[i], area_a, b[j], area_b[j], one) < thr:
-                rows[count], cols[count] = i, j
-                count += 1
-    return rows[:count], cols[:count]
+    """The pairs ``(i, j)`` with ``1 - IoU < thr``, in row-major order: the duplicate check of the ByteTrack family,
+    in one compiled call."""
+    return np.nonzero(1.0 - iou_matrix(a, b, one) < thr)

@@ -204,17 +204,9 @@ def _mutual_best_pairs(cost: np.ndarray, thr: float, reduce_step: float,
     row_best, col_best = np.empty(n, np.int64), np.empty(m, np.int64)
     while True:
         for i in range(n):
-            best = 0
-            for j in range(1, m):
-                if cost[i, j] < cost[i, best]:
-                    best = j
-            row_best[i] = best
+            row_best[i] = cost[i].argmin()
         for j in range(m):
-            best = 0
-            for i in range(1, n):
-                if cost[i, j] < cost[best, j]:
-                    best = i
-            col_best[j] = best
+            col_best[j] = cost[:, j].argmin()
         start = count
         for i in range(n):
             j = row_best[i]
