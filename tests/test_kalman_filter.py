@@ -93,6 +93,27 @@ def test_xywh_predict_equals_the_matrix_products_bit_for_bit():
                           kf.motion_mat @ covariance @ kf.motion_mat.T + np.eye(8) * (std ** 2)[:, None, :])
 
 
+def test_steps_on_rows_in_place_equal_the_steps_on_gathered_rows():
+    """predict_rows / update_rows / gating_distance(rows=) on a track store's rows: the rows given change exactly
+    as the gathered copies do in predict / update, every other row is left untouched."""
+    rng = np.random.default_rng(5)
+    for kf in (KalmanFilterXYAH(), KalmanFilterXYWH()):
+        mean, covariance = _full_states(rng, 20)
+        rows = np.array([7, 2, 15, 11, 0])
+        measurement = mean[rows, :4] + rng.normal(size=(5, 4))
+        gathered = kf.update(*kf.predict(mean[rows], covariance[rows]), measurement)
+        stepped_mean, stepped_covariance = mean.copy(), covariance.copy()
+        kf.predict_rows(stepped_mean, stepped_covariance, rows)
+        np.testing.assert_array_equal(kf.gating_distance(stepped_mean, stepped_covariance, measurement, rows=rows),
+                                      kf.gating_distance(stepped_mean[rows], stepped_covariance[rows], measurement))
+        kf.update_rows(stepped_mean, stepped_covariance, rows, measurement)
+        np.testing.assert_array_equal(stepped_mean[rows], gathered[0])
+        np.testing.assert_array_equal(stepped_covariance[rows], gathered[1])
+        others = np.setdiff1d(np.arange(20), rows)
+        np.testing.assert_array_equal(stepped_mean[others], mean[others])
+        np.testing.assert_array_equal(stepped_covariance[others], covariance[others])
+
+
 def test_box_conversions_round_trip():
     boxes = np.array([[10.0, 20.0, 50.0, 100.0], [0.5, 0.25, 3.0, 9.0]])
     np.testing.assert_allclose(xyah_to_xyxy(xyxy_to_xyah(boxes)), boxes, atol=1e-12)

@@ -20,8 +20,17 @@ CHI2INV95 = {1: 3.8415, 2: 5.9915, 3: 7.8147, 4: 9.4877, 5: 11.070, 6: 12.592, 7
 
 
 def _as_states(mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Stacked float64 states ``(k, 8)``, ``(k, 8, 8)`` (the trackers' arrays pass through without a copy)."""
+    """Stacked float64 states ``(k, 8)``, ``(k, 8, 8)`` (float64 arrays pass through without a copy)."""
     return (np.asarray(mean, np.float64).reshape(-1, 8), np.asarray(covariance, np.float64).reshape(-1, 8, 8))
+
+
+def _copied_states(mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """New stacked float64 states ``(k, 8)``, ``(k, 8, 8)`` (the filters' steps on whole arrays return new ones)."""
+    return (np.array(mean, np.float64).reshape(-1, 8), np.array(covariance, np.float64).reshape(-1, 8, 8))
+
+
+def _all_rows(states: np.ndarray) -> np.ndarray:
+    return np.arange(len(states))
 
 
 def _as_measurements(measurement: np.ndarray) -> np.ndarray:
@@ -67,38 +76,60 @@ class KalmanFilterXYAH:
         std = mean[:, 3:4] * self._measure_weight + self._measure_const
         return std * std
 
+    def process_noise(self, mean: np.ndarray) -> np.ndarray:
+        """``(k, 8)`` standard deviations of the process noise Q (diagonal) of a step from the tracks' states."""
+        return mean[:, 3:4] * self._process_weight + self._process_const
+
+    def predict_rows(self, mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray) -> None:
+        """One step of the motion model for the tracks at ``rows`` of stacked float64 states, in place (a tracker's
+        store): ``F P F^T + Q`` in one compiled loop (:func:`.kalman_kernels.predict`), bit for bit the matrix
+        products."""
+        kalman_kernels.predict(mean, covariance, rows, self.process_noise(mean[rows]))
+
     def predict(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One step of the motion model (process noise from the current height): ``F P F^T + Q`` in one compiled
-        loop (:func:`.kalman_kernels.predict`), bit for bit the matrix products."""
-        mean, covariance = _as_states(mean, covariance)
-        return kalman_kernels.predict(mean, covariance, mean[:, 3:4] * self._process_weight + self._process_const)
+        """One step of the motion model, new arrays (:meth:`predict_rows` on a copy)."""
+        mean, covariance = _copied_states(mean, covariance)
+        self.predict_rows(mean, covariance, _all_rows(mean))
+        return mean, covariance
 
     def project(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The state distribution in measurement space."""
         return _project(mean, covariance, self.measurement_noise(mean))
 
+    def update_rows(self, mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray,
+                    measurement: np.ndarray) -> None:
+        """The correction step of the tracks at ``rows`` with their measured xyah boxes ``(len(rows), 4)``, in place
+        (one compiled loop, :func:`.kalman_kernels.update`: a division by the projected covariance where it is
+        diagonal, a solve otherwise)."""
+        kalman_kernels.update(mean, covariance, rows, _as_measurements(measurement),
+                              self.measurement_noise(mean[rows]))
+
     def update(self, mean: np.ndarray, covariance: np.ndarray,
                measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The correction step with measured xyah boxes (one compiled loop, :func:`.kalman_kernels.update`: a
-        division by the projected covariance where it is diagonal, a solve otherwise)."""
-        mean, covariance = _as_states(mean, covariance)
-        return kalman_kernels.update(mean, covariance, _as_measurements(measurement), self.measurement_noise(mean))
+        """The correction step with measured xyah boxes, new arrays (:meth:`update_rows` on a copy)."""
+        mean, covariance = _copied_states(mean, covariance)
+        self.update_rows(mean, covariance, _all_rows(mean), measurement)
+        return mean, covariance
 
     def gating_distance(self, mean: np.ndarray, covariance: np.ndarray, measurements: np.ndarray,
-                        only_position: bool = False, metric: str = 'maha') -> np.ndarray:
+                        only_position: bool = False, metric: str = 'maha',
+                        rows: np.ndarray | None = None) -> np.ndarray:
         """``(k, m)`` distances between the tracks' projected states and ``(m, 4)`` xyah measurements: the squared
         Mahalanobis distance (``metric='maha'``; compare with ``CHI2INV95[4]``, or ``[2]`` with ``only_position``,
         which keeps the centre only) or the squared Euclidean one (``'gaussian'``), as DeepSORT's / FairMOT's
-        ``KalmanFilter.gating_distance``.
+        ``KalmanFilter.gating_distance``. ``rows``: of the tracks at these rows of stacked float64 states (a
+        tracker's store), without gathering them; None: every track given.
         """
         if metric not in ('maha', 'gaussian'):
             raise ValueError(f"gating_distance: metric must be 'maha' or 'gaussian', got {metric!r}")
         # the official z = L^-1 d with L the Cholesky factor of the projected covariance, for every track and
         # measurement in one compiled loop (:func:`.kalman_kernels.gating_distance`); where that covariance is
         # diagonal (this filter keeps it so), L is the square root of the diagonal and the solve a division
-        mean, covariance = _as_states(mean, covariance)
-        return kalman_kernels.gating_distance(mean, covariance, _as_measurements(measurements),
-                                              self.measurement_noise(mean), 2 if only_position else 4,
+        if rows is None:
+            mean, covariance = _as_states(mean, covariance)
+            rows = _all_rows(mean)
+        return kalman_kernels.gating_distance(mean, covariance, rows, _as_measurements(measurements),
+                                              self.measurement_noise(mean[rows]), 2 if only_position else 4,
                                               metric == 'maha')
 
 
@@ -124,12 +155,10 @@ class KalmanFilterXYWH(KalmanFilterXYAH):
         w, h = mean[:, 2:3], mean[:, 3:4]
         return np.concatenate([w, h, w, h], axis=1)
 
-    def predict(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One step (the noise from the *predicted* width and height), one compiled loop as the xyah filter's."""
-        mean, covariance = _as_states(mean, covariance)
-        wh4 = self._wh4(mean[:, :4] + mean[:, 4:])  # the predicted width and height
-        std = np.concatenate([self.std_weight_position * wh4, self.std_weight_velocity * wh4], axis=1)
-        return kalman_kernels.predict(mean, covariance, std)
+    def process_noise(self, mean: np.ndarray) -> np.ndarray:
+        """``(k, 8)`` standard deviations of Q from the *predicted* width and height of the tracks' states."""
+        wh4 = self._wh4(mean[:, :4] + mean[:, 4:])
+        return np.concatenate([self.std_weight_position * wh4, self.std_weight_velocity * wh4], axis=1)
 
     def measurement_noise(self, mean: np.ndarray, scores: np.ndarray | None = None) -> np.ndarray:
         """``(k, 4)`` variances of R, ``(sp [w, h, w, h])^2``, times ``1 - score`` with ``scores`` (NSA)."""
@@ -143,12 +172,19 @@ class KalmanFilterXYWH(KalmanFilterXYAH):
         """The state in measurement space; with ``scores`` the NSA noise ``R (1 - score)``."""
         return _project(mean, covariance, self.measurement_noise(mean, scores))
 
+    def update_rows(self, mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measurement: np.ndarray,
+                    scores: np.ndarray | None = None) -> None:
+        """The correction step of the tracks at ``rows`` with measured xywh boxes and their detection scores (NSA),
+        in place, one compiled loop."""
+        kalman_kernels.update(mean, covariance, rows, _as_measurements(measurement),
+                              self.measurement_noise(mean[rows], scores))
+
     def update(self, mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray,
                scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The correction step with measured xywh boxes and their detection scores (NSA), one compiled loop."""
-        mean, covariance = _as_states(mean, covariance)
-        return kalman_kernels.update(mean, covariance, _as_measurements(measurement),
-                                     self.measurement_noise(mean, scores))
+        """The correction step with measured xywh boxes and their detection scores (NSA), new arrays."""
+        mean, covariance = _copied_states(mean, covariance)
+        self.update_rows(mean, covariance, _all_rows(mean), measurement, scores)
+        return mean, covariance
 
     @staticmethod
     def warp(mean: np.ndarray, covariance: np.ndarray, affine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

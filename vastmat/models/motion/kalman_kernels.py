@@ -1,5 +1,8 @@
 """Compiled (numba) steps of the constant-velocity Kalman filters (:mod:`.kalman_filter`) over stacked tracks:
-``mean (k, 8)``, ``covariance (k, 8, 8)``, the first four state entries measured, the last four their velocities.
+``mean (n, 8)``, ``covariance (n, 8, 8)``, the first four state entries measured, the last four their velocities. Each
+step works on the rows it is given, in place: a tracker's store (:class:`~vastmat.models.trackers.TrackStore`) is
+stepped where it lies, without gathering its rows into new arrays and scattering them back (issue 30: the gather
+and scatter were about as costly as the step).
 
 Why compiled: a frame's tens of tracks make the batched numpy filter a sequence of ~20 small operations per step,
 each costing its call overhead (~1-3 us) rather than arithmetic (issue 30: predict and update were ~40 and ~65 us of a
@@ -18,15 +21,14 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def predict(mean: np.ndarray, covariance: np.ndarray,
-            noise_std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover (compiled)
-    """One constant-velocity step, new arrays: ``x += v`` and ``P = F P F^T + diag(noise_std ** 2)``."""
-    k = mean.shape[0]
-    new_mean, new_cov = mean.copy(), covariance.copy()
-    for t in range(k):
+def predict(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray,
+            noise_std: np.ndarray) -> None:  # pragma: no cover (compiled)
+    """One constant-velocity step of the tracks at ``rows``, in place: ``x += v`` and ``P = F P F^T +
+    diag(noise_std ** 2)`` (``noise_std (len(rows), 8)``)."""
+    for t in range(len(rows)):
+        x, cov = mean[rows[t]], covariance[rows[t]]
         for i in range(4):
-            new_mean[t, i] += new_mean[t, i + 4]
-        cov = new_cov[t]
+            x[i] += x[i + 4]
         for i in range(4):  # F P: row i gains row i + 4
             for j in range(8):
                 cov[i, j] += cov[i + 4, j]
@@ -35,22 +37,20 @@ def predict(mean: np.ndarray, covariance: np.ndarray,
                 cov[i, j] += cov[i, j + 4]
         for i in range(8):
             cov[i, i] += noise_std[t, i] * noise_std[t, i]
-    return new_mean, new_cov
 
 
 @njit(cache=True, nogil=True)
-def update(mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray,
-           noise_var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover (compiled)
-    """The correction step with measurements ``(k, 4)`` and measurement-noise variances ``(k, 4)`` (a diagonal R):
-    ``S = H P H^T + R``, ``K = P H^T S^-1``, ``x += K (z - H x)``, ``P -= K S K^T``; new arrays."""
-    k = mean.shape[0]
-    new_mean, new_cov = mean.copy(), covariance.copy()
+def update(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measurement: np.ndarray,
+           noise_var: np.ndarray) -> None:  # pragma: no cover (compiled)
+    """The correction step of the tracks at ``rows``, in place, with measurements ``(len(rows), 4)`` and
+    measurement-noise variances ``(len(rows), 4)`` (a diagonal R): ``S = H P H^T + R``, ``K = P H^T S^-1``, ``x += K
+    (z - H x)``, ``P -= K S K^T``. A row listed twice is corrected twice, in order."""
     projected = np.empty((4, 4))
     gain_t = np.empty((4, 8))  # K^T = S^-1 H P (S symmetric)
     gain_s = np.empty((8, 4))
     innovation = np.empty(4)
-    for t in range(k):
-        cov = covariance[t]
+    for t in range(len(rows)):
+        x, cov = mean[rows[t]], covariance[rows[t]]
         diagonal = True
         for i in range(4):
             for j in range(4):
@@ -65,43 +65,44 @@ def update(mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray,
         else:
             gain_t[:, :] = np.linalg.solve(projected, np.ascontiguousarray(cov[:4, :]))
         for i in range(4):
-            innovation[i] = measurement[t, i] - mean[t, i]
+            innovation[i] = measurement[t, i] - x[i]
         for i in range(8):
             correction = 0.0
             for j in range(4):
                 correction += gain_t[j, i] * innovation[j]
-            new_mean[t, i] += correction
+            x[i] += correction
             for j in range(4):  # K S
                 total = 0.0
                 for m in range(4):
                     total += gain_t[m, i] * projected[m, j]
                 gain_s[i, j] = total
-        for i in range(8):  # P - (K S) K^T
+        for i in range(8):  # P - (K S) K^T (the gain is complete: P may change now)
             for j in range(8):
                 total = 0.0
                 for m in range(4):
                     total += gain_s[i, m] * gain_t[m, j]
-                new_cov[t, i, j] -= total
-    return new_mean, new_cov
+                cov[i, j] -= total
 
 
 @njit(cache=True, nogil=True)
-def gating_distance(mean: np.ndarray, covariance: np.ndarray, measurements: np.ndarray, noise_var: np.ndarray,
-                    dims: int, mahalanobis: bool) -> np.ndarray:  # pragma: no cover (compiled)
-    """``(k, m)`` distances of ``(m, 4)`` measurements to the tracks' projected states over the first ``dims``
-    coordinates: squared Mahalanobis (``S = H P H^T + R``, ``R = diag(noise_var)``; ``z = L^-1 d``, L the Cholesky
-    factor of S, a division by its square-rooted diagonal where S is diagonal) or squared Euclidean."""
-    k, m = mean.shape[0], measurements.shape[0]
+def gating_distance(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measurements: np.ndarray,
+                    noise_var: np.ndarray, dims: int, mahalanobis: bool) -> np.ndarray:  # pragma: no cover (compiled)
+    """``(len(rows), m)`` distances of ``(m, 4)`` measurements to the projected states of the tracks at ``rows`` over
+    the first ``dims`` coordinates: squared Mahalanobis (``S = H P H^T + R``, ``R = diag(noise_var)``, one row of
+    ``noise_var`` per row listed; ``z = L^-1 d``, L the Cholesky factor of S, a division by its square-rooted
+    diagonal where S is diagonal) or squared Euclidean."""
+    k, m = len(rows), measurements.shape[0]
     out = np.empty((k, m))
     projected = np.empty((dims, dims))
     scale = np.empty(dims)
     d, z = np.empty(dims), np.empty(dims)
     for t in range(k):
+        x, cov = mean[rows[t]], covariance[rows[t]]
         diagonal = True
         for i in range(dims):
             for j in range(dims):
-                projected[i, j] = covariance[t, i, j]
-                if i != j and covariance[t, i, j] != 0.0:
+                projected[i, j] = cov[i, j]
+                if i != j and cov[i, j] != 0.0:
                     diagonal = False
             projected[i, i] += noise_var[t, i]
         if not mahalanobis:
@@ -113,7 +114,7 @@ def gating_distance(mean: np.ndarray, covariance: np.ndarray, measurements: np.n
             projected[:, :] = np.linalg.cholesky(projected)
         for j in range(m):
             for i in range(dims):
-                d[i] = measurements[j, i] - mean[t, i]
+                d[i] = measurements[j, i] - x[i]
             if mahalanobis and not diagonal:  # forward substitution, L z = d
                 for i in range(dims):
                     total = d[i]

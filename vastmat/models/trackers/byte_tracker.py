@@ -48,13 +48,12 @@ def store_kalman_boxes(store: TrackStore, rows: np.ndarray) -> np.ndarray:
 def predict_rows(motion: Any, store: TrackStore, rows: np.ndarray, freeze_lost_height: bool = True) -> None:
     """The official ``STrack.multi_predict`` of the ByteTrack / JDE family on rows of a track store: one Kalman step
     for all at once, the height velocity (``vh``, state index 7) zeroed first for rows that are not tracked (unless
-    ``freeze_lost_height`` is False)."""
+    ``freeze_lost_height`` is False). ``motion`` steps the store's arrays in place (``predict_rows``)."""
     if not len(rows):
         return
-    mean, covariance = store.mean[rows], store.covariance[rows]
     if freeze_lost_height:
-        mean[store.state[rows] != TRACKED, 7] = 0.0
-    store.mean[rows], store.covariance[rows] = motion.predict(mean, covariance)
+        store.mean[rows[store.state[rows] != TRACKED], 7] = 0.0
+    motion.predict_rows(store.mean, store.covariance, rows)  # in place on the store's rows
 
 
 def buffer_size(track_buffer: int, buffer_frame_rate: float | None, frame: TrackingFrame) -> int:
@@ -103,7 +102,8 @@ class BYTETracker(BaseTracker):
             original's ``not mot20``).
         duplicate_thresh: tracked/lost pairs with IoU distance below this are duplicates (0.15).
         matcher: similarity of the association stages (default: IoU with the +1 pixel convention).
-        motion: the motion model, a ``TASK_UTILS`` config (default: the batched xyah ``KalmanFilterXYAH``).
+        motion: the motion model, a ``TASK_UTILS`` config with ``initiate``, ``predict_rows`` and ``update_rows``
+            (stepping rows of the track store in place; default: the batched xyah ``KalmanFilterXYAH``).
         min_box_area, aspect_ratio_thresh: the official evaluator's output filter: boxes with ``w * h <=
             min_box_area`` or ``w / h > aspect_ratio_thresh`` are not reported (``None`` disables a filter; the
             vertical filter is a pedestrian prior, so the VastMAT configs disable it).
@@ -198,8 +198,7 @@ class BYTETracker(BaseTracker):
         if not len(rows):
             return
         store = self.tracks
-        store.mean[rows], store.covariance[rows] = self.motion.update(store.mean[rows], store.covariance[rows],
-                                                                      ltwh_to_xyah(ltwh[dets]))
+        self.motion.update_rows(store.mean, store.covariance, rows, ltwh_to_xyah(ltwh[dets]))
         store.detection_box[rows] = ltwh[dets]
         store.mark_matched(rows, scores[dets], frame_id)
 

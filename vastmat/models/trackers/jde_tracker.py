@@ -128,7 +128,8 @@ class JDETracker(BaseTracker):
         feature_momentum: weight of the old smoothed embedding in its update (the official ``alpha`` 0.9).
         duplicate_thresh: tracked/lost pairs with IoU distance below this are duplicates (0.15).
         matcher: similarity of the IoU stages (default: IoU with the +1 pixel convention).
-        motion: the motion model, a ``TASK_UTILS`` config with ``gating_distance`` (default ``KalmanFilterXYAH``).
+        motion: the motion model, a ``TASK_UTILS`` config with ``initiate``, ``predict_rows``, ``update_rows`` and
+            ``gating_distance`` (default ``KalmanFilterXYAH``).
         min_box_area, aspect_ratio_thresh: the official ``track.py`` output filter: boxes with ``w * h <=
             min_box_area`` or ``w / h > aspect_ratio_thresh`` are not reported (None disables one). The official
             vertical filter (1.6) is a pedestrian prior; it is off by default, as in :class:`.BYTETracker`.
@@ -197,7 +198,7 @@ class JDETracker(BaseTracker):
         if not len(rows) or not len(features):
             return np.zeros((len(rows), len(features)))
         store = self.tracks
-        maha = self.motion.gating_distance(store.mean[rows], store.covariance[rows], xyah)
+        maha = self.motion.gating_distance(store.mean, store.covariance, xyah, rows=rows)
         # both sides are unit vectors (normalised by unit_rows and smooth_features), so the official cdist(...,
         # 'cosine') is 1 - their dot product; cdist divides by the norms once more (the same to ~1e-16) and takes
         # five times as long on a frame's 100 tracks x 16 detections x 128 dimensions
@@ -212,8 +213,7 @@ class JDETracker(BaseTracker):
         if not len(rows):
             return
         store = self.tracks
-        store.mean[rows], store.covariance[rows] = self.motion.update(store.mean[rows], store.covariance[rows],
-                                                                      xyah[dets])
+        self.motion.update_rows(store.mean, store.covariance, rows, xyah[dets])
         smooth_features(store.smooth_feat, rows, features, dets, self.feature_momentum)
         store.detection_box[rows] = ltwh[dets]
         new_scores = scores[dets]
