@@ -313,13 +313,14 @@ def test_jde_and_tracktrack_pass_their_kalman_state():
     jde_out = [jde.update(frame) for frame in _at10_frames('deer_4', 15, features=16)]
 
     def check_tracktrack(track_boxes, context):
-        by_box = {tuple(cxcywh_to_xyxy(t.mean[None, :4])[0]): t for t in tracktrack.tracks}
+        table = tracktrack.tracks  # TrackTrack's track table: its live rows
+        by_box = {tuple(cxcywh_to_xyxy(table.mean[row, None, :4])[0]): row for row in table.live}
         rows = [by_box[tuple(b)] for b in track_boxes]
-        np.testing.assert_allclose(context['track_displacement'], [math.hypot(*t.mean[4:6]) for t in rows],
+        np.testing.assert_allclose(context['track_displacement'], [math.hypot(*table.mean[r, 4:6]) for r in rows],
                                    rtol=1e-12)
         np.testing.assert_allclose(context['track_position_std'],
-                                   [math.sqrt((t.covariance[0, 0] + t.covariance[1, 1]) / 2) for t in rows],
-                                   rtol=1e-12)
+                                   [math.sqrt((table.covariance[r, 0, 0] + table.covariance[r, 1, 1]) / 2)
+                                    for r in rows], rtol=1e-12)
 
     tracktrack = TrackTrackTracker(matcher=Recorder(check_tracktrack, plus_one=True), deleted_dets=None,
                                    max_time_lost=20)

@@ -4,8 +4,8 @@ reported tracks every frame, duplicates, the removed-track quirk and compaction 
 import numpy as np
 import pytest
 
-from vastmat.models.trackers.track_lifecycle import REMOVED, TRACKED, Track, TrackLifecycle
-from vastmat.models.trackers.track_store import TrackStore
+from vastmat.models.trackers.track_lifecycle import NEW, REMOVED, TRACKED, Track, TrackLifecycle
+from vastmat.models.trackers.track_store import TrackStore, TrackTable
 
 
 class BoxTrack(Track):
@@ -112,3 +112,19 @@ def test_add_grows_and_reset_starts_over():
     assert store.ids[later].tolist() == [4] and not store.activated[later].any()
     store.reset()
     assert store.size == 0 and store.next_id == 1 and not len(store.tracked)
+
+
+def test_table_rows_freed_by_compaction_come_back_clean():
+    """TrackTable (TrackTrack's rows): keep_rows renumbers the lists in order; a row it freed and add reuses holds
+    no value of the track it held before; add names an unknown column."""
+    table = TrackTable(dict(velocity=((2, ), np.float64), seen=((), bool)), capacity=2)
+    rows = table.add(np.array([0.9, 0.8, 0.7]), 3, velocity=np.ones((3, 2)), seen=True, state=NEW)
+    assert table.state[rows].tolist() == [NEW] * 3 and table.start_frame[rows].tolist() == [3] * 3
+    live, other = table.keep_rows(rows[[2, 0]], rows[:1])
+    assert live.tolist() == [1, 0] and other.tolist() == [0] and table.size == 2
+    assert table.ids[live].tolist() == [3, 1]
+    reused = table.add(np.array([0.5]), 4)
+    assert reused.tolist() == [2] and table.ids[2] == 4 and table.state[2] == TRACKED
+    assert table.velocity[2].tolist() == [0.0, 0.0] and not table.seen[2]  # not row 2's old (1, 1) and True
+    with pytest.raises(KeyError, match='speed'):
+        table.add(np.array([0.5]), 4, speed=1.0)

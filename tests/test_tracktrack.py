@@ -9,7 +9,7 @@ import pytest
 from vastmat.models.association import MutualBest
 from vastmat.models.motion import KalmanFilterXYWH
 from vastmat.models.trackers.track_lifecycle import LOST, NEW, TRACKED
-from vastmat.models.trackers.tracktrack import (TPATrack, TrackTrackTracker, angle_distance, confidence_distance,
+from vastmat.models.trackers.tracktrack import (TrackTrackTracker, angle_distance, confidence_distance,
                                                 corner_velocities, cosine_distance, deleted_detections,
                                                 track_aware_nms)
 from vastmat.structures.tracking import FrameDetections, TrackingFrame
@@ -104,31 +104,32 @@ def test_angle_distance_on_chosen_pairs_equals_the_full_matrix():
         assert (part[~pairs] == 0).all()
 
 
-def _track(box, score=0.8, prev_score=0.8, feature=(1., 0.), frame=5, velocity=None):
-    box = np.asarray(box, float)
-    cx, cy, w, h = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, box[2] - box[0], box[3] - box[1]
-    t = TPATrack(1, np.array([cx, cy, w, h, 0, 0, 0, 0.]), np.eye(8), box, score, np.asarray(feature), frame)
-    t.prev_score, t.state = prev_score, TRACKED
-    if velocity is not None:
-        t.velocity = velocity
-    return t
+def _track(tracker, box, score=0.8, prev_score=0.8, feature=(1., 0.), frame=5):
+    """A Tracked track at ``box`` (its Kalman state) started in ``frame``: its row of the tracker's table."""
+    box = np.asarray(box, float).reshape(1, 4)
+    feature = np.asarray(feature, float).reshape(1, -1)
+    tracker.tracks.set_row_shape('feature', feature.shape[1:])
+    tracker._initiate(FrameDetections(box, np.array([score]), features=feature), frame)
+    row = tracker.tracks.live[-1:]
+    tracker.tracks.prev_score[row], tracker.tracks.state[row] = prev_score, TRACKED
+    return row
 
 
 def test_tpa_cost_weights_penalties_and_gate():
     tracker = TrackTrackTracker(deleted_dets=None, max_time_lost=20)
-    track = _track([0, 0, 10, 10])
+    track = _track(tracker, [0, 0, 10, 10])
     boxes = np.array([[0, 0, 10, 10], [0, 0, 10, 10], [0, 0, 10, 10], [30, 30, 40, 40]], float)
     feats = np.array([[1., 0.], [0., 1.], [1., 0.], [1., 0.]])
     scores = np.array([0.8, 0.8, 0.8, 0.8])
     dets = FrameDetections(boxes, scores, features=feats)
     # columns: 1 high, 1 low, 2 deleted; same box => HMIoU 1, confidence 0; a zero track velocity is at 90 degrees
     # to every direction: 0.05 * 0.5 * score 0.8 = 0.02
-    cost = tracker.tpa_cost([track], dets, num_high=1, num_low=1, frame_id=6)
+    cost = tracker.tpa_cost(track, dets, num_high=1, num_low=1, frame_id=6)
     assert np.allclose(cost[0, :3], [0.02, 0.02 + 0.5 + 0.2, 0.02 + 0.4])
     assert cost[0, 3] == 1.0  # IoU 0 <= 0.10: gated
     # without features: the appearance term is dropped and the rest scaled by 1.15 / 0.65
     plain = FrameDetections(boxes[:1] + [[0, 0, 0, 1]], np.array([0.6]))
-    cost = tracker.tpa_cost([track], plain, num_high=1, num_low=0, frame_id=6)
+    cost = tracker.tpa_cost(track, plain, num_high=1, num_low=0, frame_id=6)
     hmiou = (10 / 11) * (11 * 11 / (11 * 12))  # HIoU (no +1) x IoU (+1 pixel)
     scale = 1.15 / 0.65
     assert math.isclose(cost[0, 0], scale * (0.5 * (1 - hmiou) + 0.1 * 0.2 + 0.05 * 0.5 * 0.6), rel_tol=1e-12)
@@ -177,19 +178,20 @@ def test_lifecycle_new_tracked_lost_removed_and_empty_frames():
     box = [100, 100, 140, 180]
     assert len(tracker.update(_frame(1, [box], [0.9]))) == 0  # New after one observation
     assert len(tracker.update(_frame(2, [box], [0.9]))) == 0  # two
+    table = tracker.tracks
     out = tracker.update(_frame(3, [box], [0.9]))
-    assert out.ids.tolist() == [1] and tracker.tracks[0].state == TRACKED  # min_len 3
+    assert out.ids.tolist() == [1] and table.state[table.live].tolist() == [TRACKED]  # min_len 3
     tracker.update(_frame(4, [[500, 500, 540, 580]], [0.9]))
-    assert tracker.tracks[0].state == LOST and tracker.tracks[1].state == NEW
+    assert table.state[table.live].tolist() == [LOST, NEW]
     # a frame without detections drops New tracks and keeps the others
     tracker.update(_frame(5, np.zeros((0, 4)), []))
-    assert [t.track_id for t in tracker.tracks] == [1]
+    assert table.ids[table.live].tolist() == [1]
     # max_time_lost = 2 * frameRate = 20: lost since frame 3, still there at 23, removed at 24
     for f in range(6, 24):
         tracker.update(_frame(f, np.zeros((0, 4)), []))
-    assert [t.track_id for t in tracker.tracks] == [1]
+    assert table.ids[table.live].tolist() == [1]
     tracker.update(_frame(24, np.zeros((0, 4)), []))
-    assert tracker.tracks == []
+    assert len(table.live) == 0
 
 
 def test_missing_nms95_set_names_the_input():

@@ -1,16 +1,18 @@
-"""The tracks of one video kept as stacked arrays (issue 30): the lifecycle of :mod:`.track_lifecycle` (the official
-``joint_stracks`` / ``sub_stracks`` / ``remove_duplicate_stracks`` bookkeeping) on rows instead of objects.
+"""The tracks of one video kept as stacked arrays (issue 30).
 
-Each track is one row of the store's columns (id, state, activation, last matched frame, start frame, score, and the
-columns a tracker declares: a Kalman mean and covariance, an embedding, ...), for the whole time it is in the tracked
-or the lost list. The lists are int arrays of rows in the official list order, so a tracker gathers the state of a
-list with one fancy index (``store.mean[pool]``) and writes an update back with one assignment, never a pass over
-Python objects. Rows that left both lists are dropped by :meth:`TrackStore.compact` (every few frames), which keeps
-the lists' order.
+:class:`TrackTable` holds the rows: each track is one row of its columns (id, state, last matched frame, start
+frame, score, and the columns a tracker declares: a Kalman mean and covariance, an embedding, ...), with growth and
+compaction; a tracker gathers the state of some tracks with one fancy index (``table.mean[rows]``) and writes an
+update back with one assignment (or steps the rows in place, :meth:`.KalmanFilterXYAH.predict_rows`), never a pass
+over Python objects. TrackTrack keeps its own list of rows over a table (its lifecycle is its own).
 
-The semantics equal :class:`.TrackLifecycle`'s, the official quirk included (tests/test_track_store.py checks both on
-random frame outcomes): removed tracks are subtracted from the lost list before this frame's removals are added, so
-a lost track removed in frame t is still lost (and matchable) in frame t + 1.
+:class:`TrackStore` adds the lifecycle of :mod:`.track_lifecycle` (the official ``joint_stracks`` / ``sub_stracks``
+/ ``remove_duplicate_stracks`` bookkeeping of ByteTrack and FairMOT) on rows instead of objects: the tracked and lost
+lists are int arrays of rows in the official list order. Rows that left both lists are dropped by
+:meth:`TrackStore.compact` (every few frames), which keeps the lists' order. The semantics equal
+:class:`.TrackLifecycle`'s, the official quirk included (tests/test_track_store.py checks both on random frame
+outcomes): removed tracks are subtracted from the lost list before this frame's removals are added, so a lost track
+removed in frame t is still lost (and matchable) in frame t + 1.
 """
 from __future__ import annotations
 
@@ -22,8 +24,11 @@ from vastmat.structures.pair_kernels import iou_distance_pairs
 
 from .track_lifecycle import LOST, REMOVED, TRACKED
 
-_BOOKKEEPING = dict(ids=((), np.int64), state=((), np.int8), activated=((), bool), frame_id=((), np.int64),
-                    start_frame=((), np.int64), score=((), np.float64), removed=((), bool))
+ColumnSpecs = dict[str, tuple[tuple[int, ...], Any]]
+_BOOKKEEPING: ColumnSpecs = dict(ids=((), np.int64), state=((), np.int8), frame_id=((), np.int64),
+                                 start_frame=((), np.int64), score=((), np.float64))
+# the ByteTrack family's: confirmed by a second detection, removed (its id is never matched again)
+_LIFECYCLE: ColumnSpecs = dict(activated=((), bool), removed=((), bool))
 
 
 def _as_rows(rows: Any) -> np.ndarray:
@@ -52,42 +57,35 @@ def _joint(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
 
 
 class TrackRows:
-    """Rows of a :class:`TrackStore` in a given order: the tracks of a matcher call, as
+    """Rows of a :class:`TrackTable` in a given order: the tracks of a matcher call, as
     :func:`.motion_context.matcher_context` reads them (their columns, without a pass over objects)."""
 
     __slots__ = ('store', 'rows')
 
-    def __init__(self, store: 'TrackStore', rows: np.ndarray) -> None:
+    def __init__(self, store: 'TrackTable', rows: np.ndarray) -> None:
         self.store, self.rows = store, rows
 
     def __len__(self) -> int:
         return len(self.rows)
 
 
-class TrackStore:
-    """The tracked and lost lists of one video over stacked per-track columns, the removed tracks and the id counter.
+class TrackTable:
+    """Per-track columns of one video as stacked arrays, and the id counter.
 
     Args:
         columns: the tracker's own columns, ``{name: (shape of one row, dtype)}``, e.g. ``mean=((8,), float)``.
-        boxes: ``x1 y1 x2 y2`` of rows of the store (their current state), for duplicate removal.
-        duplicate_thresh: IoU distance below which a tracked and a lost track are duplicates (official 0.15).
         capacity: rows allocated at first (doubled when full).
     """
 
-    def __init__(self, columns: dict[str, tuple[tuple[int, ...], Any]] | None = None,
-                 boxes: Callable[['TrackStore', np.ndarray], np.ndarray] | None = None,
-                 duplicate_thresh: float = 0.15, capacity: int = 64) -> None:
+    def __init__(self, columns: ColumnSpecs | None = None, capacity: int = 64) -> None:
         self.column_specs = dict(_BOOKKEEPING, **(columns or {}))
-        self.boxes, self.duplicate_thresh, self.initial_capacity = boxes, duplicate_thresh, capacity
+        self.initial_capacity = capacity
         self.reset()
 
-    # ------------------------------------------------------------------------------------------------------- rows
     def reset(self) -> None:
         self.size, self.next_id = 0, 1
         for name, (shape, dtype) in self.column_specs.items():
             setattr(self, name, np.zeros((self.initial_capacity, *shape), dtype))
-        self.tracked = np.zeros(0, np.int64)
-        self.lost = np.zeros(0, np.int64)
 
     def _grow(self, needed: int) -> None:
         capacity = len(self.ids)
@@ -101,29 +99,79 @@ class TrackStore:
             setattr(self, name, grown)
 
     def set_row_shape(self, name: str, shape: tuple[int, ...]) -> None:
-        """Give a column another row shape (an embedding's dimension, known from the first frame); the store must
+        """Give a column another row shape (an embedding's dimension, known from the first frame); the table must
         have no rows."""
         if self.size:
-            raise ValueError(f'TrackStore: column {name!r} cannot change its shape while the store holds tracks')
+            raise ValueError(f'TrackTable: column {name!r} cannot change its shape while the table holds tracks')
         dtype = self.column_specs[name][1]
         self.column_specs[name] = (tuple(shape), dtype)
         setattr(self, name, np.zeros((len(self.ids), *shape), dtype))
 
-    def add(self, scores: np.ndarray, frame_id: int, **columns: np.ndarray) -> np.ndarray:
-        """New tracks (official ``activate``), one per score, ids consecutive in the given order; their rows.
-        A track started in the video's first frame is confirmed at once."""
-        count = len(scores)
-        rows = np.arange(self.size, self.size + count)
-        self._grow(self.size + count)
+    def add(self, scores: np.ndarray, frame_id: int, **columns: Any) -> np.ndarray:
+        """New tracks, one per score, ids consecutive in the given order, state TRACKED unless ``columns`` set
+        another (a value, or one per track); the tracker's columns not given are zero. Their rows."""
+        unknown = set(columns) - set(self.column_specs)
+        if unknown:
+            raise KeyError(f'TrackTable.add: unknown column(s) {sorted(unknown)}; the columns are '
+                           f'{list(self.column_specs)}')
+        count, first = len(scores), self.size
+        self._grow(first + count)
         self.size += count
+        rows = slice(first, first + count)  # (a slice: assigning to it costs a third of an index array's)
         self.ids[rows] = np.arange(self.next_id, self.next_id + count)
         self.next_id += count
-        self.state[rows], self.activated[rows], self.removed[rows] = TRACKED, frame_id == 1, False
+        self.state[rows] = TRACKED
         self.frame_id[rows] = self.start_frame[rows] = frame_id
         self.score[rows] = scores
-        for name, values in columns.items():
-            getattr(self, name)[rows] = values
-        return rows
+        for name in self.column_specs:
+            if name in columns:
+                getattr(self, name)[rows] = columns[name]
+            elif name not in _BOOKKEEPING:  # a row freed by keep_rows may hold an old track's values
+                getattr(self, name)[rows] = 0
+        return np.arange(first, first + count)
+
+    def keep_rows(self, *lists: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Drop the rows in none of ``lists`` (the others move up, their order kept); the lists renumbered."""
+        live = np.zeros(self.size, bool)
+        for rows in lists:
+            live[rows] = True
+        if live.all():
+            return lists
+        keep = np.flatnonzero(live)
+        new_row = np.full(self.size, -1, np.int64)
+        new_row[keep] = np.arange(len(keep))
+        for name in self.column_specs:
+            column = getattr(self, name)
+            column[:len(keep)] = column[keep]
+        self.size = len(keep)
+        return tuple(new_row[rows] for rows in lists)
+
+
+class TrackStore(TrackTable):
+    """The tracked and lost lists of one video over a :class:`TrackTable`, and the removed tracks.
+
+    Args:
+        columns: the tracker's own columns, ``{name: (shape of one row, dtype)}``, e.g. ``mean=((8,), float)``.
+        boxes: ``x1 y1 x2 y2`` of rows of the store (their current state), for duplicate removal.
+        duplicate_thresh: IoU distance below which a tracked and a lost track are duplicates (official 0.15).
+        capacity: rows allocated at first (doubled when full).
+    """
+
+    def __init__(self, columns: ColumnSpecs | None = None,
+                 boxes: Callable[['TrackStore', np.ndarray], np.ndarray] | None = None,
+                 duplicate_thresh: float = 0.15, capacity: int = 64) -> None:
+        self.boxes, self.duplicate_thresh = boxes, duplicate_thresh
+        super().__init__(dict(_LIFECYCLE, **(columns or {})), capacity)
+
+    def reset(self) -> None:
+        super().reset()
+        self.tracked = np.zeros(0, np.int64)
+        self.lost = np.zeros(0, np.int64)
+
+    def add(self, scores: np.ndarray, frame_id: int, **columns: Any) -> np.ndarray:
+        """New tracks (official ``activate``), one per score, ids consecutive in the given order; their rows.
+        A track started in the video's first frame is confirmed at once."""
+        return super().add(scores, frame_id, activated=frame_id == 1, removed=False, **columns)
 
     def mark_matched(self, rows: np.ndarray, scores: np.ndarray, frame_id: int) -> None:
         """Official ``update`` / ``re_activate`` bookkeeping of matched rows (the tracker updates its own columns)."""
@@ -179,18 +227,6 @@ class TrackStore:
         keep_tracked[p[~older]] = False
         return tracked[keep_tracked], lost[keep_lost]
 
-    # -------------------------------------------------------------------------------------------------- compaction
     def compact(self) -> None:
         """Drop the rows in neither list (the rows of the lists move up, their order kept)."""
-        live = np.zeros(self.size, bool)
-        live[self.tracked] = live[self.lost] = True
-        if live.all():
-            return
-        keep = np.flatnonzero(live)
-        new_row = np.full(self.size, -1, np.int64)
-        new_row[keep] = np.arange(len(keep))
-        for name in self.column_specs:
-            column = getattr(self, name)
-            column[:len(keep)] = column[keep]
-        self.size = len(keep)
-        self.tracked, self.lost = new_row[self.tracked], new_row[self.lost]
+        self.tracked, self.lost = self.keep_rows(self.tracked, self.lost)

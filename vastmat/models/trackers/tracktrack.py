@@ -17,6 +17,9 @@ Differences, all switches: ``matcher`` gives the geometric term (default the off
 without appearance features the appearance term is dropped and the other weights are scaled so that the weights
 still sum to their full total (the official code would add a constant 0.5); the NMS-0.95 detection set
 (``deleted_dets``) and camera motion (``camera_motion``) come from the frame input and a ``TASK_UTILS`` component.
+
+The tracks of a video are rows of a :class:`TPATable` (stacked arrays, issue 30): each step above gathers the
+columns of the rows it needs with one index, the Kalman steps run on the rows in place, no pass over track objects.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from ..motion import KalmanFilterXYWH  # noqa: F401  (registered in TASK_UTILS: 
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
 from .track_lifecycle import LOST, NEW, REMOVED, TRACKED, reported_mask
+from .track_store import TrackRows, TrackTable
 
 DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, direction=0.05)
 
@@ -168,29 +172,49 @@ def deleted_detections(dets: FrameDetections, extra: FrameDetections, iou_thr: f
     return extra.select(best < iou_thr)
 
 
-_NO_VELOCITY = np.zeros((4, 2))
-_NO_VELOCITY.flags.writeable = False
+# a history slot never written (no frame number, negative ones included, equals it)
+_NEVER = np.iinfo(np.int64).min
 
 
-class TPATrack:
-    """A TrackTrack track: Kalman state, appearance, and the short observation history TPA reads."""
+class TPATable(TrackTable):
+    """TrackTrack's tracks of one video: rows of a :class:`.TrackTable` and the live rows in creation order (the
+    official track list; new rows are appended, removals keep the order).
 
-    __slots__ = ('track_id', 'state', 'mean', 'covariance', 'box', 'score', 'prev_score', 'feature', 'velocity',
-                 'recent_boxes', 'num_observations', 'end_frame')
+    Columns besides the bookkeeping (``frame_id`` is the official ``end_frame``): the xywh Kalman ``mean`` and
+    ``covariance``, the last detection ``box``, ``prev_score``, the appearance ``feature`` (its dimension set by
+    the first frame with features; ``has_feature``), the corner ``velocity`` ``(4, 2)``, ``num_observations``, and
+    the detection boxes of the last ``delta_t + 1`` frames as a ring indexed by ``frame % (delta_t + 1)``
+    (``history_box``, ``history_frame``: the frame each slot holds; the official ``recent_boxes`` dict).
+    """
 
-    def __init__(self, track_id: int, mean: np.ndarray, covariance: np.ndarray, box: np.ndarray, score: float,
-                 feature: np.ndarray | None, frame_id: int) -> None:
-        self.track_id, self.state = track_id, NEW
-        self.mean, self.covariance = mean, covariance
-        self.box, self.score, self.prev_score = box, score, score
-        self.feature = feature
-        self.velocity = _NO_VELOCITY  # replaced, never written in place
-        self.recent_boxes = {frame_id: box}  # detection boxes of the last observed frames (official history)
-        self.num_observations, self.end_frame = 1, frame_id
+    def __init__(self, delta_t: int) -> None:
+        self.slots = delta_t + 1
+        super().__init__(dict(mean=((8, ), np.float64), covariance=((8, 8), np.float64), box=((4, ), np.float64),
+                              prev_score=((), np.float64), feature=((0, ), np.float64), has_feature=((), bool),
+                              velocity=((4, 2), np.float64), num_observations=((), np.int64),
+                              history_box=((self.slots, 4), np.float64), history_frame=((self.slots, ), np.int64)))
 
-    def prev_box(self, frame_id: int, delta_t: int) -> np.ndarray:
-        """Official ``get_prev_box``: the box observed at ``frame_id - delta_t``, else the newest one."""
-        return self.recent_boxes.get(frame_id - delta_t, self.box)
+    def reset(self) -> None:
+        super().reset()
+        self.live = np.zeros(0, np.int64)
+
+    def compact(self) -> None:
+        """Drop the rows no longer live (every few frames)."""
+        self.live, = self.keep_rows(self.live)
+
+    def observed_boxes(self, rows: np.ndarray, frame: int, fallback: np.ndarray) -> np.ndarray:
+        """The detection boxes of ``rows`` observed at ``frame``, ``fallback`` rows where a track has none (official
+        ``recent_boxes.get(frame, fallback)``)."""
+        slot = frame % self.slots
+        found = self.history_frame[rows, slot] == frame
+        return np.where(found[:, None], self.history_box[rows, slot], fallback)
+
+    def record_boxes(self, rows: np.ndarray, boxes: np.ndarray, frame: int) -> None:
+        """Remember ``boxes`` as observed at ``frame`` (the slot of ``frame - delta_t - 1``, which the official
+        history drops now)."""
+        slot = frame % self.slots
+        self.history_box[rows, slot] = boxes
+        self.history_frame[rows, slot] = frame
 
 
 @MODELS.register_module()
@@ -300,11 +324,11 @@ class TrackTrackTracker(BaseTracker):
         if max_time_lost is None:
             required.append('frame_rate')
         self.required_inputs = tuple(required)
+        self.tracks = TPATable(delta_t)
         self.reset()
 
     def reset(self) -> None:
-        self.tracks: list[TPATrack] = []
-        self.next_id = 1
+        self.tracks.reset()
         self._video = None
         for name, value in self.defaults.items():
             setattr(self, name, value)
@@ -319,49 +343,40 @@ class TrackTrackTracker(BaseTracker):
         return int(frame.frame_rate) * 2
 
     # ------------------------------------------------------------------------------------------ track state
-    def _compensate_and_predict(self, tracks: list[TPATrack], warp: np.ndarray | None) -> None:
-        if not tracks:
+    def _compensate_and_predict(self, rows: np.ndarray, warp: np.ndarray | None) -> None:
+        if not len(rows):
             return
-        mean = np.array([t.mean for t in tracks])
-        covariance = np.array([t.covariance for t in tracks])
+        table = self.tracks
         if warp is not None:
-            mean, covariance = self.motion.warp(mean, covariance, warp)
+            table.mean[rows], table.covariance[rows] = self.motion.warp(table.mean[rows], table.covariance[rows],
+                                                                        warp)
         if self.freeze_wh_velocity:
-            mean[np.array([t.state != TRACKED for t in tracks]), 6:8] = 0.0
-        mean, covariance = self.motion.predict(mean, covariance)
-        for t, m, c in zip(tracks, mean, covariance):
-            t.mean, t.covariance = m, c
+            table.mean[rows[table.state[rows] != TRACKED], 6:8] = 0.0
+        self.motion.predict_rows(table.mean, table.covariance, rows)
 
-    def _update(self, tracks: list[TPATrack], dets: FrameDetections, frame_id: int) -> None:
-        """Official ``Track.update`` of every matched track at once: NSA Kalman update, feature EMA, history and
-        the corner velocity."""
-        if not tracks:
+    def _update(self, rows: np.ndarray, dets: FrameDetections, frame_id: int) -> None:
+        """Official ``Track.update`` of every matched row at once: NSA Kalman update, feature EMA, history and the
+        corner velocity."""
+        if not len(rows):
             return
-        mean, covariance = self.motion.update(np.array([t.mean for t in tracks]),
-                                              np.array([t.covariance for t in tracks]),
-                                              xyxy_to_cxcywh(dets.bboxes), dets.scores)
+        table, boxes, scores = self.tracks, dets.bboxes, dets.scores
+        self.motion.update_rows(table.mean, table.covariance, rows, xyxy_to_cxcywh(boxes), scores)
         # the corner velocity: the directions from the box delta = 1 .. delta_t frames ago (this frame's box where
         # the track has none) to this frame's, summed delta by delta as the official loop, for all tracks at once
-        boxes = dets.bboxes
-        previous = np.array([[t.recent_boxes.get(frame_id - delta, boxes[k]) for k, t in enumerate(tracks)]
+        previous = np.stack([table.observed_boxes(rows, frame_id - delta, boxes)
                              for delta in range(1, self.delta_t + 1)])  # (delta_t, n, 4)
         # summed over the deltas in order (numpy adds along a leading axis one slice after the other: 0 + d1 + d2 ..)
-        velocity = corner_directions(previous, boxes[None]).sum(axis=0)
-        for k, t in enumerate(tracks):
-            box, score = boxes[k], float(dets.scores[k])
-            t.mean, t.covariance = mean[k], covariance[k]
-            if dets.features is not None:
-                beta = 0.95 + (1 - 0.95) * (1 - score)
-                feature = beta * t.feature + (1 - beta) * dets.features[k]
-                t.feature = feature / np.linalg.norm(feature)
-            t.recent_boxes[frame_id] = box
-            for old in [f for f in t.recent_boxes if f < frame_id - self.delta_t]:
-                del t.recent_boxes[old]
-            t.num_observations += 1
-            t.velocity = velocity[k]
-            t.box, t.prev_score, t.score = box, t.score, score
-            t.end_frame = frame_id
-            t.state = TRACKED if t.num_observations >= self.min_len else NEW
+        table.velocity[rows] = corner_directions(previous, boxes[None]).sum(axis=0)
+        if dets.features is not None:
+            beta = (0.95 + (1 - 0.95) * (1 - scores))[:, None]
+            feature = beta * table.feature[rows] + (1 - beta) * dets.features
+            table.feature[rows] = feature / np.linalg.norm(feature, axis=1, keepdims=True)
+        table.record_boxes(rows, boxes, frame_id)
+        table.num_observations[rows] += 1
+        table.box[rows] = boxes
+        table.prev_score[rows] = table.score[rows]
+        table.score[rows], table.frame_id[rows] = scores, frame_id
+        table.state[rows] = np.where(table.num_observations[rows] >= self.min_len, TRACKED, NEW)
 
     # ------------------------------------------------------------------------------------------------- TPA
     def _weights(self, with_features: bool) -> dict:
@@ -371,42 +386,42 @@ class TrackTrackTracker(BaseTracker):
         scale = total / (total - self.weights['appearance'])
         return {k: (0.0 if k == 'appearance' else w * scale) for k, w in self.weights.items()}
 
-    def tpa_cost(self, tracks: list[TPATrack], dets: FrameDetections, num_high: int, num_low: int,
+    def tpa_cost(self, rows: np.ndarray, dets: FrameDetections, num_high: int, num_low: int,
                  frame_id: int, num_high_conf: int | None = None) -> np.ndarray:
-        """The TPA cost of ``tracks`` against ``dets`` (``num_high`` high, then ``num_low`` low, then deleted
-        ones), official ``iterative_assigment``'s matrix: weighted terms, penalties, gate, clipped to [0, 1].
+        """The TPA cost of the tracks at ``rows`` of :attr:`tracks` against ``dets`` (``num_high`` high, then
+        ``num_low`` low, then deleted ones), official ``iterative_assigment``'s matrix: weighted terms, penalties, gate, clipped to [0, 1].
         ``num_high_conf`` (the frame's high detections) is the matcher's frame context (adaptive CDA)."""
-        n, m = len(tracks), len(dets)
+        n, m = len(rows), len(dets)
         if n == 0 or m == 0:
             return np.ones((n, m))
-        track_boxes = cxcywh_to_xyxy(np.array([t.mean[:4] for t in tracks]))
-        with_features = dets.features is not None and tracks[0].feature is not None
+        table = self.tracks
+        track_boxes = cxcywh_to_xyxy(table.mean[rows, :4])
+        with_features = dets.features is not None and table.has_feature[rows].all()
         weights = self._weights(with_features)
         similarity = self.matcher(track_boxes, dets.bboxes, **matcher_context(
-            self.matcher, tracks, num_high if num_high_conf is None else num_high_conf))
+            self.matcher, TrackRows(table, rows), num_high if num_high_conf is None else num_high_conf))
         allowed = self.gate(track_boxes, dets.bboxes, similarity.geometry)
         if similarity.gate is not None:
             allowed = allowed & similarity.gate
         cost = weights['geometric'] * (1 - similarity.scores)
         if with_features:
-            cost = cost + weights['appearance'] * cosine_distance(np.array([t.feature for t in tracks]),
-                                                                  dets.features)
-        scores = np.array([t.score for t in tracks])
-        prev_scores = np.array([t.prev_score for t in tracks])
-        prev_boxes = np.array([t.prev_box(frame_id, self.delta_t) for t in tracks])
+            cost = cost + weights['appearance'] * cosine_distance(table.feature[rows], dets.features)
+        scores, prev_scores = table.score[rows], table.prev_score[rows]
+        # official get_prev_box: the box observed delta_t frames ago, else the newest one
+        prev_boxes = table.observed_boxes(rows, frame_id - self.delta_t, table.box[rows])
         # the direction term only where the gate allows a pair (the rejected ones cost 1 below): the few pairs
         # that overlap, not every track with every detection
         cost += (weights['confidence'] * confidence_distance(scores, prev_scores, dets.scores)
-                 + weights['direction'] * angle_distance(np.array([t.velocity for t in tracks]), prev_boxes,
-                                                         dets.bboxes, dets.scores, pairs=allowed))
+                 + weights['direction'] * angle_distance(table.velocity[rows], prev_boxes, dets.bboxes,
+                                                         dets.scores, pairs=allowed))
         cost[:, num_high:num_high + num_low] += self.penalty_p
         cost[:, num_high + num_low:] += self.penalty_q
         cost[~allowed] = 1.
         return np.clip(cost, 0, 1)
 
-    def _associate(self, tracks: list[TPATrack], dets: FrameDetections, num_high: int, num_low: int,
+    def _associate(self, rows: np.ndarray, dets: FrameDetections, num_high: int, num_low: int,
                    frame_id: int, num_high_conf: int):
-        cost = self.tpa_cost(tracks, dets, num_high, num_low, frame_id, num_high_conf)
+        cost = self.tpa_cost(rows, dets, num_high, num_low, frame_id, num_high_conf)
         return MutualBest(self.match_thr, self.reduce_step)(cost)
 
     # ---------------------------------------------------------------------------------------------- update
@@ -440,69 +455,87 @@ class TrackTrackTracker(BaseTracker):
         num_high, num_low = len(parts[0]), len(parts[1])
         candidates = _concat(parts)
 
-        tracked_lost = [t for t in self.tracks if t.state in (TRACKED, LOST)]
-        new = [t for t in self.tracks if t.state == NEW]
-        self._compensate_and_predict(tracked_lost + new, warp)
+        table = self.tracks
+        self._check_feature_dimension(frame, dets)
+        state = table.state[table.live]
+        is_new = state == NEW
+        tracked_lost, new = table.live[~is_new], table.live[is_new]  # (live tracks are New, Tracked or Lost)
+        self._compensate_and_predict(table.live, warp)
 
         # TPA 1: tracked and lost tracks against high, low and deleted detections
         first = self._associate(tracked_lost, candidates, num_high, num_low, frame_id, num_high)
-        self._update([tracked_lost[i] for i in first.matches[:, 0]], candidates.select(first.matches[:, 1]),
-                     frame_id)
-        for i in first.unmatched_rows:
-            tracked_lost[i].state = LOST
+        self._update(tracked_lost[first.matches[:, 0]], candidates.select(first.matches[:, 1]), frame_id)
+        table.state[tracked_lost[first.unmatched_rows]] = LOST
 
         # TPA 2: new tracks against the high detections left (no penalties)
         left = candidates.select(first.unmatched_cols[first.unmatched_cols < num_high])
         second = self._associate(new, left, len(left), 0, frame_id, num_high)
-        self._update([new[i] for i in second.matches[:, 0]], left.select(second.matches[:, 1]), frame_id)
-        for i in second.unmatched_rows:
-            new[i].state = REMOVED
+        self._update(new[second.matches[:, 0]], left.select(second.matches[:, 1]), frame_id)
+        table.state[new[second.unmatched_rows]] = REMOVED
 
         self._remove_stale(frame)
         # TAI: new tracks from the high detections nobody took
         remaining = left.select(second.unmatched_cols)
-        alive = [t for t in self.tracks if t.state in (TRACKED, NEW)]
-        alive_boxes = cxcywh_to_xyxy(np.array([t.mean[:4] for t in alive])) if alive else np.zeros((0, 4))
-        start = track_aware_nms(alive_boxes, remaining.bboxes, remaining.scores, self.tai_thr, self.init_thr)
+        alive = table.live[table.state[table.live] != LOST]
+        start = track_aware_nms(cxcywh_to_xyxy(table.mean[alive, :4]), remaining.bboxes, remaining.scores,
+                                self.tai_thr, self.init_thr)
         self._initiate(remaining.select(start), frame_id)
         return self._output()
+
+    def _check_feature_dimension(self, frame: TrackingFrame, dets: FrameDetections) -> None:
+        """Size the feature column by the video's first features (the table must not hold tracks of another
+        dimension)."""
+        table = self.tracks
+        if dets.features is None or table.feature.shape[1:] == dets.features.shape[1:]:
+            return
+        if table.size:
+            raise ValueError(f'video {frame.video_name!r} frame {frame.frame_id}: features of shape '
+                             f'{dets.features.shape[1:]}, the tracks have {table.feature.shape[1:]}')
+        table.set_row_shape('feature', dets.features.shape[1:])
 
     def _update_without_detections(self, frame: TrackingFrame, warp: np.ndarray | None) -> TrackOutput:
         """Official ``update_without_detections``: New tracks are dropped, the others compensated, predicted and
         aged; tracked ones are reported at their predicted boxes."""
-        self.tracks = [t for t in self.tracks if t.state != NEW]
-        self._compensate_and_predict(self.tracks, warp)
+        table = self.tracks
+        table.live = table.live[table.state[table.live] != NEW]
+        self._compensate_and_predict(table.live, warp)
         self._remove_stale(frame)
         return self._output()
 
     def _remove_stale(self, frame: TrackingFrame) -> None:
         limit = self.time_lost_limit(frame)
-        self.tracks = [t for t in self.tracks
-                       if t.state != REMOVED and not frame.frame_id - t.end_frame > limit]
+        table = self.tracks
+        live = table.live
+        table.live = live[(table.state[live] != REMOVED) & ~(frame.frame_id - table.frame_id[live] > limit)]
+        if table.size > 2 * len(table.live) + 64:  # rows of removed tracks pile up
+            table.compact()
 
     def _initiate(self, dets: FrameDetections, frame_id: int) -> None:
+        """New (unconfirmed) tracks from ``dets``, ids consecutive in detection order, appended to the list."""
         if len(dets) == 0:
             return
+        table, count = self.tracks, len(dets)
         mean, covariance = self.motion.initiate(xyxy_to_cxcywh(dets.bboxes))
-        # rows of one copy (a track's feature is replaced by its EMA, never written in place)
-        features = [None] * len(dets) if dets.features is None else dets.features.copy()
-        boxes, scores = dets.bboxes, dets.scores.tolist()
-        first = self.next_id  # ids consecutive in detection order (the tracker is a torch module: setting an
-        # attribute costs ~10 us, so the counter is written once)
-        self.tracks.extend(TPATrack(first + k, mean[k], covariance[k], boxes[k], scores[k], features[k], frame_id)
-                           for k in range(len(scores)))
-        self.next_id = first + len(scores)
+        history_box = np.zeros((count, table.slots, 4))
+        history_box[:, frame_id % table.slots] = dets.bboxes
+        history_frame = np.full((count, table.slots), _NEVER)
+        history_frame[:, frame_id % table.slots] = frame_id
+        features = {} if dets.features is None else dict(feature=dets.features, has_feature=True)
+        rows = table.add(dets.scores, frame_id, state=NEW, mean=mean, covariance=covariance, box=dets.bboxes,
+                         prev_score=dets.scores, velocity=0.0, num_observations=1, history_box=history_box,
+                         history_frame=history_frame, **features)
+        table.live = np.concatenate([table.live, rows])
 
     def _output(self) -> TrackOutput:
-        tracks = [t for t in self.tracks if t.state == TRACKED]
-        if not tracks:
+        table = self.tracks
+        rows = table.live[table.state[table.live] == TRACKED]
+        if not len(rows):
             return TrackOutput.empty()
-        boxes = cxcywh_to_xyxy(np.array([t.mean[:4] for t in tracks]))
+        boxes = cxcywh_to_xyxy(table.mean[rows, :4])
         keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
-        features = (np.array([t.feature for t in tracks])[keep]
-                    if all(t.feature is not None for t in tracks) else None)
-        return TrackOutput(np.array([t.track_id for t in tracks], np.int64)[keep], boxes[keep],
-                           np.array([t.score for t in tracks])[keep], features)
+        kept = rows[keep]
+        features = table.feature[kept] if table.has_feature[rows].all() else None
+        return TrackOutput(table.ids[kept], boxes[keep], table.score[kept], features)
 
 
 def _concat(parts: list[FrameDetections]) -> FrameDetections:
