@@ -10,8 +10,8 @@ detector's, see :class:`~vastmat.models.mot.TrackingByDetection`):
 2. embedding stage, pool against every detection: cosine distance between the track's smoothed embedding and the
    detection's (``max(0, cdist(..., 'cosine'))``; of unit vectors, so ``1 - dot`` here), fused with motion
    (``fuse_motion``): ``inf`` where the squared Mahalanobis distance of the detection to the track's projected
-   state exceeds ``motion_gate`` (chi2 0.95 at 4 d.o.f., 9.4877), then ``lambda * cost + (1 - lambda) * maha^2`` (lambda 0.98); lapjv with cost limit 0.4;
-   matched tracked tracks are updated, matched lost ones re-activated;
+   state exceeds ``motion_gate`` (chi2 0.95 at 4 d.o.f., 9.4877), then ``lambda * cost + (1 - lambda) * maha^2``
+   (lambda 0.98); lapjv with cost limit 0.4; matched tracked tracks are updated, matched lost ones re-activated;
 3. IoU stage: the remaining *tracked* pool tracks (lost ones excluded) against the remaining detections, ``1 -
    IoU`` (+1 pixel), cost limit 0.5; the tracks left are lost;
 4. unconfirmed tracks against the detections left, cost limit 0.7; those left are removed;

@@ -389,8 +389,9 @@ class TrackTrackTracker(BaseTracker):
     def tpa_cost(self, rows: np.ndarray, dets: FrameDetections, num_high: int, num_low: int,
                  frame_id: int, num_high_conf: int | None = None) -> np.ndarray:
         """The TPA cost of the tracks at ``rows`` of :attr:`tracks` against ``dets`` (``num_high`` high, then
-        ``num_low`` low, then deleted ones), official ``iterative_assigment``'s matrix: weighted terms, penalties, gate, clipped to [0, 1].
-        ``num_high_conf`` (the frame's high detections) is the matcher's frame context (adaptive CDA)."""
+        ``num_low`` low, then deleted ones), official ``iterative_assigment``'s matrix: weighted terms, penalties,
+        gate, clipped to [0, 1]. ``num_high_conf`` (the frame's high detections) is the matcher's frame context
+        (adaptive CDA)."""
         n, m = len(rows), len(dets)
         if n == 0 or m == 0:
             return np.ones((n, m))
