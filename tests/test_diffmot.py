@@ -282,11 +282,12 @@ def test_first_stage_follows_appearance_when_the_frame_has_features():
     tracker, by_appearance = run(True)
     assert by_iou == {1: (110.0, 100.0, 210.0, 200.0), 2: (140.0, 100.0, 240.0, 200.0)}
     assert by_appearance == {1: (140.0, 100.0, 240.0, 200.0), 2: (110.0, 100.0, 210.0, 200.0)}
-    track = {t.track_id: t for t in tracker.tracks.tracked}
+    store = tracker.tracks
+    emb = {int(store.ids[row]): store.emb[row] for row in store.tracked}
     for track_id, det, score in ((1, 0, 0.9), (2, 1, 0.7)):
         alpha = 0.95 + 0.05 * (1 - (score - 0.6) / 0.4)  # 0.9625 and 0.9875
         expected = alpha * e[track_id - 1] + (1 - alpha) * frame2_feats[det]
-        assert np.allclose(track[track_id].emb, expected / np.linalg.norm(expected), atol=1e-12)
+        assert np.allclose(emb[track_id], expected / np.linalg.norm(expected), atol=1e-12)
 
 
 # --------------------------------------------------------------------------------------- official code's output

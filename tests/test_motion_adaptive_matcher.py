@@ -14,6 +14,7 @@ from conftest import SHARED_DATA
 from vastmat.models.association import (CDA, CenterSim, FrameContext, Fused, IoU, MotionAdaptiveCDA,
                                         motion_adaptive_iou_weight)
 from vastmat.models.trackers.motion_context import matcher_context, track_motion
+from vastmat.models.trackers.track_store import TrackRows, TrackTable
 from vastmat.registry import MATCHERS
 from vastmat.structures.pair_geometry import PairGeometry
 from vastmat.structures.tracking import TrackingFrame
@@ -215,12 +216,19 @@ def test_frame_context_and_the_trackers_helper():
     assert matcher_context(IoU(), [object()], 4) == dict(num_high_conf=4)
     # the helper reads each kind of track state
     covariance = np.diag([4.0, 16.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
-    kalman = [SimpleNamespace(mean=np.array([0, 0, 1, 50, 3.0, 4.0, 0, 0]), covariance=covariance)]
+    table = TrackTable(dict(mean=((8, ), np.float64), covariance=((8, 8), np.float64)))
+    rows = table.add(np.ones(2), 1, mean=np.array([[9, 9, 1, 50, 0, 0, 0, 0], [0, 0, 1, 50, 3.0, 4.0, 0, 0]]),
+                     covariance=np.stack([np.eye(8), covariance]))
+    kalman = TrackRows(table, rows[::-1])  # rows in the call's order
     displacement, std = track_motion(kalman)
-    np.testing.assert_allclose(displacement, [5.0])
-    np.testing.assert_allclose(std, [math.sqrt(10.0)])
-    diffmot = [SimpleNamespace(conds=[np.zeros(8), np.array([0, 0, 9, 9, -6.0, 8.0, 1, 1])])]
-    assert track_motion(diffmot)[0].tolist() == [10.0] and track_motion(diffmot)[1] is None
+    np.testing.assert_allclose(displacement, [5.0, 0.0])
+    np.testing.assert_allclose(std, [math.sqrt(10.0), 1.0])
+    # a DiffMOT table: the last of num_conds conditions
+    diffmot = TrackTable(dict(conds=((5, 8), np.float64), num_conds=((), np.int64)))
+    conds = np.zeros((1, 5, 8))
+    conds[0, 1] = [0, 0, 9, 9, -6.0, 8.0, 1, 1]
+    diffmot_rows = TrackRows(diffmot, diffmot.add(np.ones(1), 1, conds=conds, num_conds=2))
+    assert track_motion(diffmot_rows)[0].tolist() == [10.0] and track_motion(diffmot_rows)[1] is None
     decoder = [SimpleNamespace(displacement=2.5), SimpleNamespace(displacement=float('nan'))]
     np.testing.assert_array_equal(track_motion(decoder)[0], [2.5, np.nan])
     assert np.isnan(track_motion([object()])[0]).all()
@@ -339,8 +347,9 @@ def test_diffmot_passes_its_last_centre_delta():
     def check(track_boxes, context):
         pool, unconfirmed = _lifecycle_rows(tracker)
         assert 'track_position_std' not in context  # D2MP has no uncertainty
-        np.testing.assert_allclose(context['track_displacement'],
-                                   [math.hypot(*t.conds[-1][4:6]) for t in pool + unconfirmed], rtol=1e-12)
+        table, rows = tracker.tracks, np.concatenate([pool, unconfirmed])
+        last = [table.conds[r, table.num_conds[r] - 1] for r in rows]  # the last condition, row by row
+        np.testing.assert_allclose(context['track_displacement'], [math.hypot(*c[4:6]) for c in last], rtol=1e-12)
 
     motion = D2MP(encoder_dim=ENCODER_DIM, tf_layer=TF_LAYER)
     motion.load_state_dict(golden_d2mp_state(motion.state_dict()))

@@ -16,7 +16,9 @@ dw, dh]`` conditions (padded by repeating the last one). Association, per frame:
    lapjv ``cost_limit`` 0.5; the rest are lost;
 4. unconfirmed tracks (not predicted) against the high detections left, ``cost_limit`` 0.7; the unmatched ones are
    removed; new tracks from the high detections left; lost tracks older than ``max_time_lost`` removed; duplicate
-   removal between tracked and lost tracks (:mod:`.track_lifecycle`).
+   removal between tracked and lost tracks (:mod:`.track_lifecycle`). The tracks of a video are rows of a
+   :class:`.TrackStore` (stacked arrays: the D2MP conditions, memories and embeddings of a frame's tracks are
+   gathered with one index each, and every stage's outcome is written back at once).
 
 Faithful quirks kept: the unconfirmed stage's embedding update takes ``alpha`` by the detection's position in the
 *remaining* list (the official ``dets_alpha[idet]``); an unconfirmed track's first condition is overwritten by its
@@ -43,66 +45,32 @@ from ..association.solvers import LapJV
 from ..motion.d2mp import D2MP
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
-from .track_lifecycle import TRACKED, Track, TrackLifecycle
+from .track_lifecycle import TRACKED
+from .track_store import TrackRows, TrackStore
 
 HISTORY = 5  # the official `interval`: D2MP conditions on the last 5 states
 
 
-class DiffTrack(Track):
-    """A DiffMOT track: the lifecycle fields, the box (``ltwh``), the condition history, the last two entries of
-    the official "all" (prediction or detection) and "observation" memories, and the appearance embedding."""
-
-    __slots__ = ('ltwh', 'conds', 'a_last', 'a_prev', 'o_last', 'o_prev', 'emb')
-
-    def __init__(self, track_id: int, ltwh: np.ndarray, score: float, frame_id: int,
-                 emb: np.ndarray | None) -> None:
-        super().__init__(track_id, score, frame_id)
-        self.ltwh = ltwh
-        xywh = self.xywh
-        self.a_last = self.o_last = xywh
-        self.a_prev = self.o_prev = None
-        self.conds = [np.concatenate([xywh, xywh - xywh])]  # official `activate`
-        self.emb = emb
-
-    @property
-    def xywh(self) -> np.ndarray:
-        """Centre x, centre y, width, height (official ``STrack.xywh``)."""
-        return np.concatenate([self.ltwh[:2] + self.ltwh[2:] / 2, self.ltwh[2:]])
-
-    def predicted(self, ltwh: np.ndarray) -> None:
-        """Official ``multi_predict_diff`` for one track: the box becomes the prediction, which joins the memory
-        and the conditions."""
-        self.ltwh = ltwh
-        xywh = self.xywh
-        self.a_prev, self.a_last = self.a_last, xywh
-        self._push(np.concatenate([xywh, xywh - self.a_prev]))
-
-    def _push(self, cond: np.ndarray) -> None:
-        self.conds.append(cond)
-        if len(self.conds) > HISTORY:
-            del self.conds[0]
-
-    def observed(self, ltwh: np.ndarray, from_observation: bool) -> None:
-        """Official ``update`` / ``re_activate``: the box becomes the detection and replaces the last memory entry
-        and the last condition; the delta is taken from the previous prediction-or-detection, or for a track not
-        yet activated from its previous observation."""
-        self.ltwh = ltwh
-        xywh = self.xywh
-        self.o_prev, self.o_last = self.o_last, xywh
-        self.a_last = xywh
-        self.conds[-1] = np.concatenate([xywh, xywh - (self.o_prev if from_observation else self.a_prev)])
-
-    def update_features(self, feature: np.ndarray, alpha: float) -> None:
-        """Official ``update_features``: exponential moving average, renormalised."""
-        emb = alpha * self.emb + (1 - alpha) * feature
-        self.emb = emb / np.linalg.norm(emb)
+def store_boxes(store: TrackStore, rows: np.ndarray) -> np.ndarray:
+    """x1 y1 x2 y2 of the current boxes of rows of a track store (official ``STrack.tlbr``)."""
+    return ltwh_to_xyxy(store.ltwh[rows])
 
 
-def track_boxes(tracks: list[DiffTrack]) -> np.ndarray:
-    """x1 y1 x2 y2 of the tracks' current boxes (official ``STrack.tlbr``)."""
-    if not tracks:
-        return np.zeros((0, 4))
-    return ltwh_to_xyxy(np.array([t.ltwh for t in tracks]))
+def ltwh_to_xywh(ltwh: np.ndarray) -> np.ndarray:
+    """Centre x, centre y, width, height of ``(n, 4)`` ltwh boxes (official ``STrack.xywh``)."""
+    return np.concatenate([ltwh[:, :2] + ltwh[:, 2:] / 2, ltwh[:, 2:]], axis=1)
+
+
+def diffmot_store(duplicate_thresh: float) -> TrackStore:
+    """The tracks of a video as rows of arrays: the box (``ltwh``), the last ``HISTORY`` D2MP conditions
+    (``conds``, the first ``num_conds`` filled, oldest first), the last two entries of the official "all"
+    (prediction or detection) and "observation" memories (``all_last``, ``all_prev``, ``obs_last``, ``obs_prev``,
+    xywh) and the appearance embedding (``emb``, its dimension set by the first frame with features; zeros for a
+    track without one)."""
+    box = ((4, ), np.float64)
+    return TrackStore(dict(ltwh=box, conds=((HISTORY, 8), np.float64), num_conds=((), np.int64), all_last=box,
+                           all_prev=box, obs_last=box, obs_prev=box, emb=((0, ), np.float64)), store_boxes,
+                      duplicate_thresh)
 
 
 def compute_aw_new_metric(emb_cost: np.ndarray, w_association_emb: float, max_diff: float) -> np.ndarray:
@@ -194,7 +162,7 @@ class DiffMOTTracker(BaseTracker):
         self.image_size = tuple(image_size) if image_size is not None else None
         if self.image_size is not None:
             self.required_inputs = ()
-        self.tracks = TrackLifecycle(track_boxes, duplicate_thresh)
+        self.tracks = diffmot_store(duplicate_thresh)
         self.generator: torch.Generator | None = None
 
     def train(self, mode: bool = True) -> 'DiffMOTTracker':
@@ -208,28 +176,41 @@ class DiffMOTTracker(BaseTracker):
         self.generator = None  # re-seeded at the video's first prediction (on the motion model's device)
 
     # ---------------------------------------------------------------------------------------------------- motion
-    def _predict(self, tracks: list[DiffTrack], width: float, height: float) -> None:
-        """Official ``multi_predict_diff``: one D2MP call for every track; the boxes become the predictions."""
-        if not tracks:
+    def _predict(self, rows: np.ndarray, width: float, height: float) -> None:
+        """Official ``multi_predict_diff``: one D2MP call for every track; the boxes become the predictions, which
+        join the memory and the conditions."""
+        if not len(rows):
             return
+        store = self.tracks
         scale = np.array([width, height, width, height])
-        conds = np.empty((len(tracks), HISTORY, 8))
-        for i, t in enumerate(tracks):
-            n = len(t.conds)
-            conds[i, :n] = t.conds
-            conds[i, n:] = t.conds[-1]  # shorter histories: the last entry repeated at the end
+        # shorter histories: the last entry repeated at the end
+        index = np.minimum(np.arange(HISTORY), store.num_conds[rows, None] - 1)
+        conds = np.take_along_axis(store.conds[rows], index[:, :, None], axis=1)
         conds /= np.tile(scale, 2)
         device = self.motion.encoder.cls_token.device
         if self.generator is None:
             self.generator = torch.Generator(device=device).manual_seed(self.seed)
         with torch.no_grad():
             deltas = self.motion.predict_deltas(torch.from_numpy(conds).float().to(device), self.generator)
-        xywh = np.array([t.xywh for t in tracks])
+        xywh = ltwh_to_xywh(store.ltwh[rows])
         pred = (deltas.cpu().numpy() + xywh / scale) * scale  # float32 + float64, as the official
         pred[:, 0] -= pred[:, 2] / 2
         pred[:, 1] -= pred[:, 3] / 2
-        for t, ltwh in zip(tracks, pred):
-            t.predicted(ltwh)
+        store.ltwh[rows] = pred
+        xywh = ltwh_to_xywh(pred)
+        store.all_prev[rows] = store.all_last[rows]
+        store.all_last[rows] = xywh
+        self._push_conditions(rows, np.concatenate([xywh, xywh - store.all_prev[rows]], axis=1))
+
+    def _push_conditions(self, rows: np.ndarray, conds: np.ndarray) -> None:
+        """Append one condition per row, the oldest dropped beyond ``HISTORY``."""
+        store = self.tracks
+        count = store.num_conds[rows]
+        full = rows[count == HISTORY]
+        store.conds[full, :-1] = store.conds[full, 1:]
+        slot = np.minimum(count, HISTORY - 1)
+        store.conds[rows, slot] = conds
+        store.num_conds[rows] = slot + 1
 
     # ----------------------------------------------------------------------------------------------------- update
     def update(self, frame: TrackingFrame) -> TrackOutput:
@@ -255,72 +236,73 @@ class DiffMOTTracker(BaseTracker):
         trust = (det_scores[:num_high] - self.high_thres) / (1 - self.high_thres)
         det_alpha = self.alpha_fixed_emb + (1 - self.alpha_fixed_emb) * (1 - trust)
 
-        confirmed, unconfirmed = self.tracks.confirmed_and_unconfirmed()
-        pool = self.tracks.pool(confirmed)
+        store = self.tracks
+        if features is not None and store.emb.shape[1:] != features.shape[1:]:
+            if store.size:
+                raise ValueError(f'video {frame.video_name!r} frame {frame_id}: features of shape '
+                                 f'{features.shape[1:]}, the tracks have {store.emb.shape[1:]}')
+            store.set_row_shape('emb', features.shape[1:])
+        confirmed, unconfirmed = store.confirmed_and_unconfirmed()
+        pool = store.pool(confirmed)
         self._predict(pool, width, height)
 
         # one similarity matrix serves the three stages: the pool's boxes are its predictions throughout, the
         # unconfirmed tracks are not predicted
-        rows = pool + unconfirmed
-        similarity = self.matcher(track_boxes(rows), boxes, **matcher_context(self.matcher, rows, num_high))
+        rows = np.concatenate([pool, unconfirmed])
+        similarity = self.matcher(store_boxes(store, rows), boxes,
+                                  **matcher_context(self.matcher, TrackRows(store, rows), num_high))
         similarity = similarity.gated_scores()
-        activated, refound = [], []
 
-        # first association: tracked and lost tracks against the high detections
+        # first association: tracked and lost tracks against the high detections; pairs below the threshold are
+        # unmatched after the others, in pair order (the official appends them to u_det / u_track)
         first = similarity[:len(pool), :num_high]
         pairs = self._first_pairs(first, pool, features)
-        matched_rows, matched_cols = set(pairs[:, 0].tolist()), set(pairs[:, 1].tolist())
-        u_det = [j for j in range(num_high) if j not in matched_cols]
-        u_track = [i for i in range(len(pool)) if i not in matched_rows]
-        for i, j in pairs:
-            if first[i, j] < self.first_iou_thresh:
-                u_det.append(int(j))
-                u_track.append(int(i))
-                continue
-            track = pool[i]
-            if track.state == TRACKED:
-                self._update(track, ltwh[j], det_scores[j], frame_id)
-                activated.append(track)
-            else:  # re_activate: the score is not updated
-                self._reactivate(track, ltwh[j], frame_id)
-                refound.append(track)
-            if features is not None:
-                track.update_features(features[j], det_alpha[j])
+        taken = first[pairs[:, 0], pairs[:, 1]] >= self.first_iou_thresh
+        u_det = np.concatenate([np.setdiff1d(np.arange(num_high), pairs[:, 1]), pairs[~taken, 1]])
+        u_track = np.concatenate([np.setdiff1d(np.arange(len(pool)), pairs[:, 0]), pairs[~taken, 0]])
+        pairs = pairs[taken]
+        first_rows, first_dets = pool[pairs[:, 0]], pairs[:, 1]
+        first_tracked = store.state[first_rows] == TRACKED
+        # re_activate (lost tracks) keeps the score
+        self._observe(first_rows, first_dets, ltwh, det_scores, frame_id, keep_score=~first_tracked)
+        if features is not None:
+            self._update_features(first_rows, features[first_dets], det_alpha[first_dets])
 
         # second association: the remaining tracked tracks against the second detections
-        rows = np.array([i for i in u_track if pool[i].state == TRACKED], np.int64)
-        remaining = [pool[i] for i in rows]
-        stage = self.second_solver(1.0 - similarity[np.ix_(rows, second_idx)])
-        for i, j in stage.matches:
-            self._update(remaining[i], ltwh[second_idx[j]], det_scores[second_idx[j]], frame_id)
-            activated.append(remaining[i])
-        new_lost = [remaining[i] for i in stage.unmatched_rows]
+        candidates = u_track[store.state[pool[u_track]] == TRACKED]
+        remaining = pool[candidates]
+        stage = self.second_solver(1.0 - similarity[np.ix_(candidates, second_idx)])
+        second_rows = remaining[stage.matches[:, 0]]
+        self._observe(second_rows, second_idx[stage.matches[:, 1]], ltwh, det_scores, frame_id)
+        new_lost = remaining[stage.unmatched_rows]
 
         # unconfirmed tracks against the high detections left (in the first stage's order)
-        left = np.array(u_det, np.int64)
-        unconfirmed_rows = np.arange(len(pool), len(pool) + len(unconfirmed))
-        third = self.unconfirmed_solver(1.0 - similarity[np.ix_(unconfirmed_rows, left)])
-        for i, j in third.matches:
-            track = unconfirmed[i]
-            self._update(track, ltwh[left[j]], det_scores[left[j]], frame_id)
-            if features is not None:
-                # [faithful] alpha indexed by the position in the remaining list (official dets_alpha[idet])
-                track.update_features(features[left[j]], det_alpha[j])
-            activated.append(track)
-        removed = [unconfirmed[i] for i in third.unmatched_rows]
+        unconfirmed_rows = np.arange(len(pool), len(rows))
+        third = self.unconfirmed_solver(1.0 - similarity[np.ix_(unconfirmed_rows, u_det)])
+        third_rows, third_dets = unconfirmed[third.matches[:, 0]], u_det[third.matches[:, 1]]
+        self._observe(third_rows, third_dets, ltwh, det_scores, frame_id)
+        if features is not None:
+            # [faithful] alpha indexed by the position in the remaining list (official dets_alpha[idet])
+            self._update_features(third_rows, features[third_dets], det_alpha[third.matches[:, 1]])
+        activated = [first_rows[first_tracked], second_rows, third_rows]
 
         # new tracks from the high detections nobody took
-        for j in third.unmatched_cols:
-            det = int(left[j])
-            if det_scores[det] < self.high_thres:
-                continue
-            activated.append(DiffTrack(self.tracks.new_id(), ltwh[det].copy(), float(det_scores[det]), frame_id,
-                                       None if features is None else features[det]))
+        fresh = u_det[third.unmatched_cols]
+        fresh = fresh[det_scores[fresh] >= self.high_thres]
+        if len(fresh):
+            xywh = ltwh_to_xywh(ltwh[fresh])
+            columns = dict(ltwh=ltwh[fresh], all_last=xywh, obs_last=xywh, num_conds=1)
+            if features is not None:
+                columns['emb'] = features[fresh]
+            new_rows = store.add(det_scores[fresh], frame_id, **columns)
+            store.conds[new_rows, 0] = np.concatenate([xywh, xywh - xywh], axis=1)  # official `activate`
+            activated.append(new_rows)
 
-        removed += self.tracks.stale_lost(frame_id, self.max_time_lost)
-        return self._output(self.tracks.finish_frame(activated, refound, new_lost, removed))
+        removed = np.concatenate([unconfirmed[third.unmatched_rows], store.stale_lost(frame_id, self.max_time_lost)])
+        return self._output(store.finish_frame(np.concatenate(activated), first_rows[~first_tracked], new_lost,
+                                               removed))
 
-    def _first_pairs(self, similarity: np.ndarray, pool: list[DiffTrack], features: np.ndarray | None) -> np.ndarray:
+    def _first_pairs(self, similarity: np.ndarray, pool: np.ndarray, features: np.ndarray | None) -> np.ndarray:
         """The first stage's candidate pairs (before the 0.1 filter), in the official order."""
         if min(similarity.shape) == 0:
             return np.zeros((0, 2), np.int64)
@@ -329,26 +311,39 @@ class DiffMOTTracker(BaseTracker):
             return np.stack(np.nonzero(above), axis=1)
         cost = -similarity
         if features is not None:
-            track_embs = np.array([t.emb if t.emb is not None else np.zeros(features.shape[1]) for t in pool])
-            emb = track_embs @ features.T
+            emb = self.tracks.emb[pool] @ features.T  # (zeros for a track without an embedding)
             emb = emb * compute_aw_new_metric(emb, self.w_assoc_emb, self.aw_param)
             cost = -(similarity + emb)
         return self.first_solver(cost).matches
 
-    @staticmethod
-    def _update(track: DiffTrack, ltwh: np.ndarray, score: float, frame_id: int) -> None:
-        """Official ``update``."""
-        track.observed(ltwh.copy(), from_observation=not track.is_activated)
-        track.mark_matched(float(score), frame_id)
+    def _observe(self, rows: np.ndarray, dets: np.ndarray, ltwh: np.ndarray, scores: np.ndarray, frame_id: int,
+                 keep_score: np.ndarray | None = None) -> None:
+        """Official ``update`` / ``re_activate`` of matched rows (``keep_score``: re-activated ones, whose score is
+        not updated): the box becomes the detection and replaces the last memory entry and the last condition; the
+        delta is taken from the previous prediction-or-detection, or for a track not yet activated from its
+        previous observation."""
+        if not len(rows):
+            return
+        store = self.tracks
+        boxes = ltwh[dets]
+        xywh = ltwh_to_xywh(boxes)
+        store.ltwh[rows] = boxes
+        store.obs_prev[rows] = store.obs_last[rows]
+        store.obs_last[rows] = store.all_last[rows] = xywh
+        previous = np.where(store.activated[rows, None], store.all_prev[rows], store.obs_prev[rows])
+        store.conds[rows, store.num_conds[rows] - 1] = np.concatenate([xywh, xywh - previous], axis=1)
+        new_scores = scores[dets]
+        if keep_score is not None:
+            new_scores[keep_score] = store.score[rows[keep_score]]
+        store.mark_matched(rows, new_scores, frame_id)
 
-    @staticmethod
-    def _reactivate(track: DiffTrack, ltwh: np.ndarray, frame_id: int) -> None:
-        """Official ``re_activate`` (a lost track is always activated: the delta uses the last prediction)."""
-        track.observed(ltwh.copy(), from_observation=False)
-        track.mark_matched(track.score, frame_id)
+    def _update_features(self, rows: np.ndarray, features: np.ndarray, alpha: np.ndarray) -> None:
+        """Official ``update_features``: exponential moving average, renormalised."""
+        emb = alpha[:, None] * self.tracks.emb[rows] + (1 - alpha[:, None]) * features
+        self.tracks.emb[rows] = emb / np.linalg.norm(emb, axis=1, keepdims=True)
 
-    def _output(self, tracks: list[DiffTrack]) -> TrackOutput:
-        if not tracks:
+    def _output(self, rows: np.ndarray) -> TrackOutput:
+        if not len(rows):
             return TrackOutput.empty()
-        return TrackOutput(np.array([t.track_id for t in tracks], np.int64), track_boxes(tracks),
-                           np.array([t.score for t in tracks]))
+        store = self.tracks
+        return TrackOutput(store.ids[rows], store_boxes(store, rows), store.score[rows])
