@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from vastmat.models.trackers.track_lifecycle import NEW, REMOVED, TRACKED, Track, TrackLifecycle
-from vastmat.models.trackers.track_store import TrackStore, TrackTable
+from vastmat.models.trackers.track_store import TrackList, TrackStore, TrackTable
 
 
 class BoxTrack(Track):
@@ -115,7 +115,7 @@ def test_add_grows_and_reset_starts_over():
 
 
 def test_table_rows_freed_by_compaction_come_back_clean():
-    """TrackTable (TrackTrack's rows): keep_rows renumbers the lists in order; a row it freed and add reuses holds
+    """TrackTable: keep_rows renumbers the lists in order; a row it freed and add reuses holds
     no value of the track it held before; add names an unknown column."""
     table = TrackTable(dict(velocity=((2, ), np.float64), seen=((), bool)), capacity=2)
     rows = table.add(np.array([0.9, 0.8, 0.7]), 3, velocity=np.ones((3, 2)), seen=True, state=NEW)
@@ -128,3 +128,19 @@ def test_table_rows_freed_by_compaction_come_back_clean():
     assert table.velocity[2].tolist() == [0.0, 0.0] and not table.seen[2]  # not row 2's old (1, 1) and True
     with pytest.raises(KeyError, match='speed'):
         table.add(np.array([0.5]), 4, speed=1.0)
+
+
+def test_track_list_keeps_creation_order_and_compacts():
+    """TrackList (TrackTrack's and SORT's lifecycle): new rows are appended to ``live``; keep drops tracks in
+    order, and once dropped rows pile up they are compacted away, ids and columns moving with their rows."""
+    table = TrackList(dict(box=((4, ), np.float64)))
+    table.add(np.ones(100), 1, box=np.arange(400.0).reshape(100, 4))
+    assert table.live.tolist() == list(range(100))
+    table.keep(np.arange(100) % 5 == 3)  # rows 3, 8, ..., 98
+    assert table.size == 100 and table.live.tolist() == list(range(3, 100, 5))  # 100 <= 2 * 20 + 64: not yet
+    table.add(np.ones(10), 2)
+    table.keep(np.r_[True, np.zeros(18, bool), True, np.zeros(10, bool)])
+    assert table.size == 2 and table.live.tolist() == [0, 1]  # compacted: rows 3 and 98 moved up
+    assert table.ids[table.live].tolist() == [4, 99] and table.box[1].tolist() == [392.0, 393.0, 394.0, 395.0]
+    table.add(np.ones(1), 3)
+    assert table.live.tolist() == [0, 1, 2] and table.ids[2] == 111

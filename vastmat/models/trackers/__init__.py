@@ -10,11 +10,12 @@ from .motip_tracker import MOTIPTracker
 from .quasi_dense_tracker import QDTrackTracker
 from .tcei_tracker import TCEITracker
 from .track_lifecycle import Track, TrackLifecycle
-from .track_store import TrackRows, TrackStore, TrackTable
+from .track_store import TrackList, TrackRows, TrackStore, TrackTable
 from .tracktrack import TrackTrackTracker
 from .transtrack_tracker import TransTrackTracker
 from .zoo import ZooTracker, zoo_trackers
 
 __all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'JDETracker', 'MOTIPIDDecoder', 'MOTIPTracker',
-           'MOTIPTrajectoryModeling', 'QDTrackTracker', 'TCEITracker', 'Track', 'TrackLifecycle', 'TrackRows',
-           'TrackStore', 'TrackTable', 'TrackTrackTracker', 'TransTrackTracker', 'ZooTracker', 'zoo_trackers']
+           'MOTIPTrajectoryModeling', 'QDTrackTracker', 'TCEITracker', 'Track', 'TrackLifecycle', 'TrackList',
+           'TrackRows', 'TrackStore', 'TrackTable', 'TrackTrackTracker', 'TransTrackTracker', 'ZooTracker',
+           'zoo_trackers']

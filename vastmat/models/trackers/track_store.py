@@ -4,7 +4,7 @@
 frame, score, and the columns a tracker declares: a Kalman mean and covariance, an embedding, ...), with growth and
 compaction; a tracker gathers the state of some tracks with one fancy index (``table.mean[rows]``) and writes an
 update back with one assignment (or steps the rows in place, :meth:`.KalmanFilterXYAH.predict_rows`), never a pass
-over Python objects. TrackTrack keeps its own list of rows over a table (its lifecycle is its own).
+over Python objects. :class:`TrackList` keeps one list of live rows over a table (TrackTrack, SORT).
 
 :class:`TrackStore` adds the lifecycle of :mod:`.track_lifecycle` (the official ``joint_stracks`` / ``sub_stracks``
 / ``remove_duplicate_stracks`` bookkeeping of ByteTrack and FairMOT) on rows instead of objects: the tracked and lost
@@ -145,6 +145,28 @@ class TrackTable:
             column[:len(keep)] = column[keep]
         self.size = len(keep)
         return tuple(new_row[rows] for rows in lists)
+
+
+class TrackList(TrackTable):
+    """A :class:`TrackTable` whose tracks form one list: ``live``, the rows of the tracks alive, in creation order
+    (new rows are appended, removals keep the order). TrackTrack's and SORT's lifecycle."""
+
+    def reset(self) -> None:
+        super().reset()
+        self.live = np.zeros(0, np.int64)
+
+    def add(self, scores: np.ndarray, frame_id: int, **columns: Any) -> np.ndarray:
+        """New tracks (:meth:`TrackTable.add`) appended to ``live``; their rows."""
+        rows = super().add(scores, frame_id, **columns)
+        self.live = np.concatenate([self.live, rows])
+        return rows
+
+    def keep(self, alive: np.ndarray) -> None:
+        """Keep the live tracks where the bool mask ``alive`` (over ``live``) is True; the rows of the others are
+        dropped once they pile up."""
+        self.live = self.live[alive]
+        if self.size > 2 * len(self.live) + 64:
+            self.live, = self.keep_rows(self.live)
 
 
 class TrackStore(TrackTable):

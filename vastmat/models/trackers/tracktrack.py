@@ -39,7 +39,7 @@ from ..motion import KalmanFilterXYWH  # noqa: F401  (registered in TASK_UTILS: 
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
 from .track_lifecycle import LOST, NEW, REMOVED, TRACKED, reported_mask
-from .track_store import TrackRows, TrackTable
+from .track_store import TrackList, TrackRows
 
 DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, direction=0.05)
 
@@ -176,9 +176,9 @@ def deleted_detections(dets: FrameDetections, extra: FrameDetections, iou_thr: f
 _NEVER = np.iinfo(np.int64).min
 
 
-class TPATable(TrackTable):
-    """TrackTrack's tracks of one video: rows of a :class:`.TrackTable` and the live rows in creation order (the
-    official track list; new rows are appended, removals keep the order).
+class TPATable(TrackList):
+    """TrackTrack's tracks of one video: a :class:`.TrackList` (the live rows in creation order: the official track
+    list).
 
     Columns besides the bookkeeping (``frame_id`` is the official ``end_frame``): the xywh Kalman ``mean`` and
     ``covariance``, the last detection ``box``, ``prev_score``, the appearance ``feature`` (its dimension set by
@@ -193,14 +193,6 @@ class TPATable(TrackTable):
                               prev_score=((), np.float64), feature=((0, ), np.float64), has_feature=((), bool),
                               velocity=((4, 2), np.float64), num_observations=((), np.int64),
                               history_box=((self.slots, 4), np.float64), history_frame=((self.slots, ), np.int64)))
-
-    def reset(self) -> None:
-        super().reset()
-        self.live = np.zeros(0, np.int64)
-
-    def compact(self) -> None:
-        """Drop the rows no longer live (every few frames)."""
-        self.live, = self.keep_rows(self.live)
 
     def observed_boxes(self, rows: np.ndarray, frame: int, fallback: np.ndarray) -> np.ndarray:
         """The detection boxes of ``rows`` observed at ``frame``, ``fallback`` rows where a track has none (official
@@ -498,7 +490,7 @@ class TrackTrackTracker(BaseTracker):
         """Official ``update_without_detections``: New tracks are dropped, the others compensated, predicted and
         aged; tracked ones are reported at their predicted boxes."""
         table = self.tracks
-        table.live = table.live[table.state[table.live] != NEW]
+        table.keep(table.state[table.live] != NEW)
         self._compensate_and_predict(table.live, warp)
         self._remove_stale(frame)
         return self._output()
@@ -507,9 +499,7 @@ class TrackTrackTracker(BaseTracker):
         limit = self.time_lost_limit(frame)
         table = self.tracks
         live = table.live
-        table.live = live[(table.state[live] != REMOVED) & ~(frame.frame_id - table.frame_id[live] > limit)]
-        if table.size > 2 * len(table.live) + 64:  # rows of removed tracks pile up
-            table.compact()
+        table.keep((table.state[live] != REMOVED) & ~(frame.frame_id - table.frame_id[live] > limit))
 
     def _initiate(self, dets: FrameDetections, frame_id: int) -> None:
         """New (unconfirmed) tracks from ``dets``, ids consecutive in detection order, appended to the list."""
@@ -522,10 +512,9 @@ class TrackTrackTracker(BaseTracker):
         history_frame = np.full((count, table.slots), _NEVER)
         history_frame[:, frame_id % table.slots] = frame_id
         features = {} if dets.features is None else dict(feature=dets.features, has_feature=True)
-        rows = table.add(dets.scores, frame_id, state=NEW, mean=mean, covariance=covariance, box=dets.bboxes,
-                         prev_score=dets.scores, velocity=0.0, num_observations=1, history_box=history_box,
-                         history_frame=history_frame, **features)
-        table.live = np.concatenate([table.live, rows])
+        table.add(dets.scores, frame_id, state=NEW, mean=mean, covariance=covariance, box=dets.bboxes,
+                  prev_score=dets.scores, velocity=0.0, num_observations=1, history_box=history_box,
+                  history_frame=history_frame, **features)
 
     def _output(self) -> TrackOutput:
         table = self.tracks
