@@ -91,12 +91,13 @@ def test_max_age_one_removes_a_track_after_two_missed_frames():
     tracker = SORT()
     for frame in (1, 2, 3, 4):
         assert _step(tracker, [_box(100, 100)], frame).ids.tolist() == [1]
-    assert len(_step(tracker, [], 5)) == 0 and len(tracker.tracks) == 1  # missed once: kept, not reported
+    assert len(_step(tracker, [], 5)) == 0 and len(tracker.tracks.live) == 1  # missed once: kept, not reported
     assert _step(tracker, [_box(100, 100)], 6).ids.tolist() == []  # matched again, hit streak restarts at 1
-    assert len(tracker.tracks) == 1
+    assert len(tracker.tracks.live) == 1
     assert len(_step(tracker, [], 7)) == 0 and len(_step(tracker, [], 8)) == 0
-    assert tracker.tracks == []
-    assert len(_step(tracker, [_box(100, 100)], 9)) == 0 and tracker.tracks[0].id + 1 == 2  # a new track
+    assert len(tracker.tracks.live) == 0
+    assert len(_step(tracker, [_box(100, 100)], 9)) == 0  # a new track
+    assert tracker.tracks.ids[tracker.tracks.live].tolist() == [2]
 
 
 def test_reset_restarts_ids_and_warm_up():
@@ -104,7 +105,7 @@ def test_reset_restarts_ids_and_warm_up():
     for frame in (1, 2):
         _step(tracker, [_box(10, 10), _box(200, 10)], frame)
     tracker.reset()
-    assert tracker.tracks == []
+    assert len(tracker.tracks.live) == 0
     assert sorted(_step(tracker, [_box(50, 50)], 1).ids.tolist()) == [1]
 
 

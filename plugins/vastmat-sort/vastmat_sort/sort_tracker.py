@@ -4,7 +4,8 @@ A re-implementation of the reference ``sort.py`` (github.com/abewley/sort) that 
 velocity Kalman filter per track on ``[u, v, s, r]`` (box centre, area, aspect ratio), IoU association solved with
 ``lap.lapjv`` exactly as the reference calls it, the same track birth (``min_hits``) and death (``max_age``) rules
 and the same output order. The Kalman filter is filterpy's ``predict`` / ``update`` (Joseph form) written out in
-numpy, so filterpy is not needed.
+numpy, so filterpy is not needed; it steps every track of a frame at once, the tracks kept as rows of a
+:class:`~vastmat.models.trackers.TrackList` (VastMAT's stacked per-track arrays) instead of one object each.
 
 Differences from the reference, none of which changes a box:
 
@@ -23,25 +24,26 @@ import lap
 import numpy as np
 
 from vastmat.models.association.matchers import IoU
-from vastmat.models.trackers import BaseTracker
+from vastmat.models.trackers import BaseTracker, TrackList
 from vastmat.registry import MODELS
 from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
 _IOU = IoU()
 
 
-def box_to_z(box: np.ndarray) -> np.ndarray:
-    """``x1, y1, x2, y2`` -> the (4, 1) measurement ``u, v, s, r`` (centre, area w*h, ratio w/h)."""
-    w = box[2] - box[0]
-    h = box[3] - box[1]
-    return np.array([box[0] + w / 2.0, box[1] + h / 2.0, w * h, w / float(h)]).reshape(4, 1)
+def boxes_to_z(boxes: np.ndarray) -> np.ndarray:
+    """``(n, 4)`` ``x1, y1, x2, y2`` -> the measurements ``u, v, s, r`` (centre, area w*h, ratio w/h)."""
+    w = boxes[:, 2] - boxes[:, 0]
+    h = boxes[:, 3] - boxes[:, 1]
+    return np.column_stack([boxes[:, 0] + w / 2.0, boxes[:, 1] + h / 2.0, w * h, w / h])
 
 
-def x_to_box(x: np.ndarray) -> np.ndarray:
-    """The state ``u, v, s, r, ...`` -> the box ``x1, y1, x2, y2`` (4,)."""
-    w = np.sqrt(x[2, 0] * x[3, 0])
-    h = x[2, 0] / w
-    return np.array([x[0, 0] - w / 2.0, x[1, 0] - h / 2.0, x[0, 0] + w / 2.0, x[1, 0] + h / 2.0])
+def states_to_boxes(x: np.ndarray) -> np.ndarray:
+    """``(n, 7)`` states ``u, v, s, r, ...`` -> the boxes ``x1, y1, x2, y2`` ``(n, 4)`` (NaN where ``s * r < 0``)."""
+    with np.errstate(invalid='ignore'):
+        w = np.sqrt(x[:, 2] * x[:, 3])
+    h = x[:, 2] / w
+    return np.column_stack([x[:, 0] - w / 2.0, x[:, 1] - h / 2.0, x[:, 0] + w / 2.0, x[:, 1] + h / 2.0])
 
 
 def iou_matrix(boxes_a: np.ndarray, boxes_b: np.ndarray) -> np.ndarray:
@@ -87,63 +89,20 @@ def associate(dets: np.ndarray, trks: np.ndarray, iou_threshold: float) -> tuple
     return np.array(matches, np.int64).reshape(-1, 2), unmatched_dets, unmatched_trks
 
 
-class KalmanBoxTrack:
-    """One track: a Kalman filter with state ``[u, v, s, r, u', v', s']`` and constant velocity on ``u, v, s``."""
+# the constant-velocity model on [u, v, s, r, u', v', s'] (u, v, s move; the ratio r stays), as the reference's
+F = np.eye(7)
+F[[0, 1, 2], [4, 5, 6]] = 1.0
+R = np.diag([1.0, 1.0, 10.0, 10.0])  # measurement noise
+Q = np.diag([1.0, 1.0, 1.0, 1.0, 0.01, 0.01, 0.0001])  # process noise
+P0 = np.diag([10.0, 10.0, 10.0, 10.0, 10000.0, 10000.0, 10000.0])  # the velocities start very uncertain
 
-    F = np.array([[1, 0, 0, 0, 1, 0, 0],
-                  [0, 1, 0, 0, 0, 1, 0],
-                  [0, 0, 1, 0, 0, 0, 1],
-                  [0, 0, 0, 1, 0, 0, 0],
-                  [0, 0, 0, 0, 1, 0, 0],
-                  [0, 0, 0, 0, 0, 1, 0],
-                  [0, 0, 0, 0, 0, 0, 1]], dtype=np.float64)
-    H = np.eye(4, 7)
 
-    def __init__(self, box: np.ndarray, track_id: int) -> None:
-        self.R = np.eye(4)
-        self.R[2:, 2:] *= 10.0
-        self.P = np.eye(7)
-        self.P[4:, 4:] *= 1000.0  # the velocities are not observed: start them very uncertain
-        self.P *= 10.0
-        self.Q = np.eye(7)
-        self.Q[-1, -1] *= 0.01
-        self.Q[4:, 4:] *= 0.01
-        self.x = np.zeros((7, 1))
-        self.x[:4] = box_to_z(box)
-        self.id = track_id
-        self.time_since_update = 0
-        self.hits = 0
-        self.hit_streak = 0
-        self.age = 0
-
-    def predict(self) -> np.ndarray:
-        """Advance the state one frame (filterpy ``predict``) and return the predicted box (4,)."""
-        if self.x[6, 0] + self.x[2, 0] <= 0:  # the area would become negative: stop shrinking
-            self.x[6, 0] = 0.0
-        self.x = np.dot(self.F, self.x)
-        self.P = np.dot(np.dot(self.F, self.P), self.F.T) + self.Q
-        self.age += 1
-        if self.time_since_update > 0:
-            self.hit_streak = 0
-        self.time_since_update += 1
-        return x_to_box(self.x)
-
-    def update(self, box: np.ndarray) -> None:
-        """Correct the state with a matched detection box (filterpy ``update``, Joseph-form covariance)."""
-        self.time_since_update = 0
-        self.hits += 1
-        self.hit_streak += 1
-        y = box_to_z(box) - np.dot(self.H, self.x)
-        pht = np.dot(self.P, self.H.T)
-        s = np.dot(self.H, pht) + self.R
-        k = np.dot(pht, np.linalg.inv(s))
-        self.x = self.x + np.dot(k, y)
-        i_kh = np.eye(7) - np.dot(k, self.H)
-        self.P = np.dot(np.dot(i_kh, self.P), i_kh.T) + np.dot(np.dot(k, self.R), k.T)
-
-    def box(self) -> np.ndarray:
-        """The current box estimate ``x1, y1, x2, y2`` (4,)."""
-        return x_to_box(self.x)
+def sort_tracks() -> TrackList:
+    """The tracks of a video as rows of arrays: the Kalman state ``x`` (7) and covariance ``P`` (7 x 7), and the
+    reference's counters ``time_since_update``, ``hits``, ``hit_streak``, ``age``."""
+    counter = ((), np.int64)
+    return TrackList(dict(x=((7, ), np.float64), P=((7, 7), np.float64), time_since_update=counter, hits=counter,
+                          hit_streak=counter, age=counter))
 
 
 @MODELS.register_module()
@@ -167,12 +126,41 @@ class SORT(BaseTracker):
         self.max_age = max_age
         self.min_hits = min_hits
         self.iou_threshold = iou_threshold
-        self.reset()
+        self.tracks = sort_tracks()
 
     def reset(self) -> None:
         """Forget every track; the id counter restarts (ids start at 1 again)."""
-        self.tracks: list[KalmanBoxTrack] = []
-        self.next_id = 0
+        self.tracks.reset()
+
+    def _predict(self) -> np.ndarray:
+        """Advance every track one frame (filterpy ``predict``: ``x = F x``, ``P = F P F^T + Q``; a track whose area
+        would become negative stops shrinking) and return the predicted boxes, in list order."""
+        table = self.tracks
+        rows = table.live
+        x, P = table.x[rows], table.P[rows]
+        x[x[:, 6] + x[:, 2] <= 0, 6] = 0.0
+        x = x @ F.T
+        table.x[rows], table.P[rows] = x, F @ P @ F.T + Q
+        table.age[rows] += 1
+        table.hit_streak[rows[table.time_since_update[rows] > 0]] = 0
+        table.time_since_update[rows] += 1
+        return states_to_boxes(x)
+
+    def _correct(self, rows: np.ndarray, boxes: np.ndarray) -> None:
+        """Correct the states of ``rows`` with their matched detection boxes (filterpy ``update``, Joseph-form
+        covariance: ``P = (I - K H) P (I - K H)^T + K R K^T``)."""
+        table = self.tracks
+        x, P = table.x[rows], table.P[rows]
+        y = boxes_to_z(boxes) - x[:, :4]
+        pht = P[:, :, :4]  # P H^T
+        gain = pht @ np.linalg.inv(pht[:, :4, :] + R)  # K = P H^T (H P H^T + R)^-1
+        table.x[rows] = x + (gain @ y[:, :, None])[:, :, 0]
+        i_kh = np.broadcast_to(np.eye(7), P.shape).copy()
+        i_kh[:, :, :4] -= gain  # I - K H
+        table.P[rows] = i_kh @ P @ i_kh.transpose(0, 2, 1) + gain @ R @ gain.transpose(0, 2, 1)
+        table.time_since_update[rows] = 0
+        table.hits[rows] += 1
+        table.hit_streak[rows] += 1
 
     def update(self, frame: TrackingFrame) -> TrackOutput:
         """Track one frame; call it for every frame in order, also for frames without detections.
@@ -181,23 +169,20 @@ class SORT(BaseTracker):
         Scores are not used; every reported box gets score 1.0.
         """
         dets, frame_count = frame.bboxes, frame.frame_id
-        predicted = [track.predict() for track in self.tracks]
-        keep = [i for i, box in enumerate(predicted) if not np.isnan(box).any()]
-        self.tracks = [self.tracks[i] for i in keep]
-        trks = np.array([predicted[i] for i in keep]).reshape(-1, 4)
-        matches, unmatched_dets, _ = associate(dets, trks, self.iou_threshold)
-        for d, t in matches:
-            self.tracks[t].update(dets[d])
-        for d in unmatched_dets:
-            self.tracks.append(KalmanBoxTrack(dets[d], self.next_id))
-            self.next_id += 1
-        ids, boxes = [], []
-        for track in reversed(self.tracks):  # the reference reports and prunes in reverse order of creation
-            if track.time_since_update < 1 and (track.hit_streak >= self.min_hits
-                                                or frame_count <= self.min_hits):
-                ids.append(track.id + 1)  # MOTChallenge ids are positive
-                boxes.append(track.box())
-        self.tracks = [track for track in self.tracks if track.time_since_update <= self.max_age]
-        if not ids:
-            return TrackOutput.empty()
-        return TrackOutput(np.array(ids, np.int64), np.array(boxes, np.float64), np.ones(len(ids)))
+        table = self.tracks
+        predicted = self._predict()
+        valid = ~np.isnan(predicted).any(axis=1)
+        table.keep(valid)
+        matches, unmatched_dets, _ = associate(dets, predicted[valid].reshape(-1, 4), self.iou_threshold)
+        if len(matches):
+            self._correct(table.live[matches[:, 1]], dets[matches[:, 0]])
+        if unmatched_dets:
+            z = boxes_to_z(dets[unmatched_dets])
+            table.add(np.ones(len(z)), frame_count, x=np.concatenate([z, np.zeros((len(z), 3))], axis=1), P=P0)
+        rows = table.live[::-1]  # the reference reports and prunes in reverse order of creation
+        reported = rows[(table.time_since_update[rows] < 1)
+                        & ((table.hit_streak[rows] >= self.min_hits) | (frame_count <= self.min_hits))]
+        out = (TrackOutput(table.ids[reported], states_to_boxes(table.x[reported]), np.ones(len(reported)))
+               if len(reported) else TrackOutput.empty())
+        table.keep(table.time_since_update[table.live] <= self.max_age)  # (may renumber the rows)
+        return out
