@@ -4,7 +4,8 @@ reported tracks every frame, duplicates, the removed-track quirk and compaction 
 import numpy as np
 import pytest
 
-from vastmat.models.trackers.track_lifecycle import NEW, REMOVED, TRACKED, Track, TrackLifecycle
+from helpers.object_lifecycle import Track, TrackLifecycle
+from vastmat.models.trackers.track_lifecycle import NEW, REMOVED, TRACKED
 from vastmat.models.trackers.track_store import TrackList, TrackStore, TrackTable
 
 

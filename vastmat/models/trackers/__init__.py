@@ -1,6 +1,7 @@
 """Online trackers (MODELS): each implements :class:`BaseTracker` (``reset`` per video, ``update(frame)`` per
-frame); the ByteTrack family shares :mod:`.track_lifecycle` (BYTETracker and JDETracker on its array form,
-:mod:`.track_store`, whose track table TrackTrack uses with its own lifecycle)."""
+frame); the tracking-by-detection trackers keep their tracks as rows of arrays (:mod:`.track_store`: the ByteTrack
+family's lifecycle for BYTETracker, JDETracker and DiffMOT, one list of rows for TrackTrack and plugins such as
+SORT) and share the states and output filter of :mod:`.track_lifecycle`."""
 from .base_tracker import BaseTracker
 from .byte_tracker import BYTETracker
 from .diffmot_tracker import DiffMOTTracker
@@ -9,13 +10,11 @@ from .motip_modules import MOTIPIDDecoder, MOTIPTrajectoryModeling
 from .motip_tracker import MOTIPTracker
 from .quasi_dense_tracker import QDTrackTracker
 from .tcei_tracker import TCEITracker
-from .track_lifecycle import Track, TrackLifecycle
 from .track_store import TrackList, TrackRows, TrackStore, TrackTable
 from .tracktrack import TrackTrackTracker
 from .transtrack_tracker import TransTrackTracker
 from .zoo import ZooTracker, zoo_trackers
 
 __all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'JDETracker', 'MOTIPIDDecoder', 'MOTIPTracker',
-           'MOTIPTrajectoryModeling', 'QDTrackTracker', 'TCEITracker', 'Track', 'TrackLifecycle', 'TrackList',
-           'TrackRows', 'TrackStore', 'TrackTable', 'TrackTrackTracker', 'TransTrackTracker', 'ZooTracker',
-           'zoo_trackers']
+           'MOTIPTrajectoryModeling', 'QDTrackTracker', 'TCEITracker', 'TrackList', 'TrackRows', 'TrackStore',
+           'TrackTable', 'TrackTrackTracker', 'TransTrackTracker', 'ZooTracker', 'zoo_trackers']

@@ -6,13 +6,13 @@ compaction; a tracker gathers the state of some tracks with one fancy index (``t
 update back with one assignment (or steps the rows in place, :meth:`.KalmanFilterXYAH.predict_rows`), never a pass
 over Python objects. :class:`TrackList` keeps one list of live rows over a table (TrackTrack, SORT).
 
-:class:`TrackStore` adds the lifecycle of :mod:`.track_lifecycle` (the official ``joint_stracks`` / ``sub_stracks``
-/ ``remove_duplicate_stracks`` bookkeeping of ByteTrack and FairMOT) on rows instead of objects: the tracked and lost
-lists are int arrays of rows in the official list order. Rows that left both lists are dropped by
-:meth:`TrackStore.compact` (every few frames), which keeps the lists' order. The semantics equal
-:class:`.TrackLifecycle`'s, the official quirk included (tests/test_track_store.py checks both on random frame
-outcomes): removed tracks are subtracted from the lost list before this frame's removals are added, so a lost track
-removed in frame t is still lost (and matchable) in frame t + 1.
+:class:`TrackStore` adds the lifecycle of the ByteTrack family (the official ``joint_stracks`` / ``sub_stracks`` /
+``remove_duplicate_stracks`` bookkeeping of ByteTrack, FairMOT and DiffMOT) on rows instead of objects: the tracked
+and lost lists are int arrays of rows in the official list order. Rows that left both lists are dropped by
+:meth:`TrackStore.compact` (every few frames), which keeps the lists' order. The semantics equal the official
+lists' (tests/test_track_store.py checks them against the lists transcribed on objects, on random frame outcomes),
+the official quirk included: removed tracks are subtracted from the lost list before this frame's removals are
+added, so a lost track removed in frame t is still lost (and matchable) in frame t + 1.
 """
 from __future__ import annotations
 
@@ -216,8 +216,15 @@ class TrackStore(TrackTable):
 
     def finish_frame(self, activated: np.ndarray, refound: np.ndarray, new_lost: np.ndarray,
                      removed: np.ndarray) -> np.ndarray:
-        """The official end of ``update`` (:meth:`.TrackLifecycle.finish_frame` on rows): merge the frame's outcome
-        into the lists, drop duplicates, and return the rows reported in this frame (tracked and activated)."""
+        """The official end of ``update`` on rows: merge the frame's outcome into the lists, drop duplicates, and
+        return the rows reported in this frame (tracked and activated).
+
+        Args:
+            activated: rows matched while tracked, and new rows.
+            refound: lost rows matched again.
+            new_lost: tracked rows not matched in this frame.
+            removed: rows removed in this frame (unconfirmed without a match, stale lost ones).
+        """
         activated, refound, new_lost, removed = _as_rows(activated), _as_rows(refound), _as_rows(new_lost), _as_rows(
             removed)
         self.state[new_lost] = LOST
