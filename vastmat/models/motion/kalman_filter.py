@@ -1,12 +1,18 @@
-"""The DeepSORT/ByteTrack "xyah" Kalman filter (reference/trackers.md 0.1), batched over tracks.
+"""The DeepSORT/ByteTrack "xyah" Kalman filter (reference/trackers.md 0.1) and TrackTrack's "xywh" one, batched over
+tracks.
 
 mmdet's ``KalmanFilter`` (the same filter as ByteTrack's) works on one track at a time; ByteTrack's association
-spends most of its time in those per-track updates (a Cholesky factorisation each), so this version predicts,
-updates and initiates every track of a frame at once: predict and update are one compiled loop each over the stacked
-tracks (:mod:`.kalman_kernels`), the noise computed here. It is checked against mmdet's filter track by track in
+spends most of its time in those per-track updates (a Cholesky factorisation each), so these filters predict, update
+and gate every track of a frame at once: each step is one compiled loop over the stacked tracks
+(:mod:`.kalman_kernels`), on rows of a tracker's store in place (``predict_rows``, ``update_rows``) or on copies
+(``predict``, ``update``). A filter is its noise: the standard deviation of each noise entry is ``weight * state[source]
++ const`` (the height for xyah, the width or height for xywh), declared here once and read by the loops and by
+:meth:`KalmanFilterXYAH.measurement_noise`. Checked against mmdet's filter track by track in
 tests/test_kalman_filter.py.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,6 +23,18 @@ from . import kalman_kernels
 # the 0.95 quantile of the chi-square distribution with N degrees of freedom (DeepSORT's ``chi2inv95``): the gate
 # of the squared Mahalanobis distance (4: xyah, 2: centre only)
 CHI2INV95 = {1: 3.8415, 2: 5.9915, 3: 7.8147, 4: 9.4877, 5: 11.070, 6: 12.592, 7: 14.067, 8: 15.507, 9: 16.919}
+
+_NO_SCORES = np.zeros(0)
+
+
+class NoiseModel(NamedTuple):
+    """Standard deviations ``weight * state[source] + const`` per noise entry (``0 * s + c`` is ``c`` and ``w * s +
+    0`` is ``w * s`` exactly, so each filter's formula is reproduced bit for bit); ``after_step``: from the predicted
+    state (process noise only)."""
+    weight: np.ndarray
+    source: np.ndarray
+    const: np.ndarray
+    after_step: bool = False
 
 
 def _as_states(mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -37,11 +55,8 @@ def _as_measurements(measurement: np.ndarray) -> np.ndarray:
     return np.asarray(measurement, dtype=np.float64).reshape(-1, 4)
 
 
-def _project(mean: np.ndarray, covariance: np.ndarray, noise_var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``H x`` and ``H P H^T + diag(noise_var)``."""
-    projected = covariance[:, :4, :4].copy()
-    projected.reshape(len(projected), 16)[:, ::5] += noise_var
-    return mean[:, :4].copy(), projected
+def _as_scores(scores: np.ndarray | None) -> np.ndarray:
+    return _NO_SCORES if scores is None else np.asarray(scores, np.float64).reshape(-1)
 
 
 @TASK_UTILS.register_module()
@@ -55,14 +70,18 @@ class KalmanFilterXYAH:
         self.std_weight_position, self.std_weight_velocity = std_weight_position, std_weight_velocity
         self.motion_mat = np.eye(8)
         self.motion_mat[np.arange(4), np.arange(4) + 4] = 1.0
+        self.process_noise_model, self.measurement_noise_model = self._noise_models(std_weight_position,
+                                                                                    std_weight_velocity)
         p, v = std_weight_position, std_weight_velocity
-        # the noise standard deviations as h * weight + constant (0 * h + c is c, p * h + 0 is p * h exactly): the
-        # process noise of predict and the measurement noise of update, in one operation each
-        self._process_weight, self._process_const = np.array([p, p, 0, p, v, v, 0, v]), np.array(
-            [0, 0, 1e-2, 0, 0, 0, 1e-5, 0])
-        self._measure_weight, self._measure_const = np.array([p, p, 0, p]), np.array([0, 0, 1e-1, 0])
         self._initiate_weight = np.array([2 * p, 2 * p, 0, 2 * p, 10 * v, 10 * v, 0, 10 * v])
         self._initiate_const = np.array([0, 0, 1e-2, 0, 0, 0, 1e-5, 0])
+
+    @staticmethod
+    def _noise_models(p: float, v: float) -> tuple[NoiseModel, NoiseModel]:
+        """The process noise Q (from the current height) and the measurement noise R, as DeepSORT's."""
+        height = np.full(8, 3)
+        return (NoiseModel(np.array([p, p, 0, p, v, v, 0, v]), height, np.array([0, 0, 1e-2, 0, 0, 0, 1e-5, 0])),
+                NoiseModel(np.array([p, p, 0, p]), height[:4], np.array([0, 0, 1e-1, 0])))
 
     def initiate(self, measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """New tracks at the measured boxes, zero velocity."""
@@ -71,20 +90,29 @@ class KalmanFilterXYAH:
         std = measurement[:, 3:4] * self._initiate_weight + self._initiate_const
         return mean, kalman_kernels.diagonal_covariance(std)
 
-    def measurement_noise(self, mean: np.ndarray) -> np.ndarray:
-        """``(k, 4)`` variances of the measurement noise R (diagonal) at the tracks' states."""
-        std = mean[:, 3:4] * self._measure_weight + self._measure_const
-        return std * std
+    def measurement_noise(self, mean: np.ndarray, scores: np.ndarray | None = None) -> np.ndarray:
+        """``(k, 4)`` variances of the measurement noise R (diagonal) at the tracks' states, times ``1 - score``
+        with ``scores`` (NSA)."""
+        model = self.measurement_noise_model
+        std = mean[:, model.source] * model.weight + model.const
+        noise_var = std * std
+        if scores is not None:
+            noise_var = noise_var * (1.0 - _as_scores(scores)[:, None])
+        return noise_var
 
-    def process_noise(self, mean: np.ndarray) -> np.ndarray:
-        """``(k, 8)`` standard deviations of the process noise Q (diagonal) of a step from the tracks' states."""
-        return mean[:, 3:4] * self._process_weight + self._process_const
+    def project(self, mean: np.ndarray, covariance: np.ndarray,
+                scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The state distribution in measurement space: ``H x`` and ``H P H^T + R``."""
+        mean, covariance = _as_states(mean, covariance)
+        projected = covariance[:, :4, :4].copy()
+        projected.reshape(len(projected), 16)[:, ::5] += self.measurement_noise(mean, scores)
+        return mean[:, :4].copy(), projected
 
     def predict_rows(self, mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray) -> None:
         """One step of the motion model for the tracks at ``rows`` of stacked float64 states, in place (a tracker's
         store): ``F P F^T + Q`` in one compiled loop (:func:`.kalman_kernels.predict`), bit for bit the matrix
         products."""
-        kalman_kernels.predict(mean, covariance, rows, self.process_noise(mean[rows]))
+        kalman_kernels.predict(mean, covariance, rows, *self.process_noise_model)
 
     def predict(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One step of the motion model, new arrays (:meth:`predict_rows` on a copy)."""
@@ -92,29 +120,26 @@ class KalmanFilterXYAH:
         self.predict_rows(mean, covariance, _all_rows(mean))
         return mean, covariance
 
-    def project(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The state distribution in measurement space."""
-        return _project(mean, covariance, self.measurement_noise(mean))
+    def update_rows(self, mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measurement: np.ndarray,
+                    scores: np.ndarray | None = None) -> None:
+        """The correction step of the tracks at ``rows`` with their measurements ``(len(rows), 4)``, in place (one
+        compiled loop, :func:`.kalman_kernels.update`: a division by the projected covariance where it is
+        diagonal, a solve otherwise); ``scores``: R scaled by ``1 - score`` (NSA, TrackTrack)."""
+        model = self.measurement_noise_model
+        kalman_kernels.update(mean, covariance, rows, _as_measurements(measurement), model.weight, model.source,
+                              model.const, _as_scores(scores))
 
-    def update_rows(self, mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray,
-                    measurement: np.ndarray) -> None:
-        """The correction step of the tracks at ``rows`` with their measured xyah boxes ``(len(rows), 4)``, in place
-        (one compiled loop, :func:`.kalman_kernels.update`: a division by the projected covariance where it is
-        diagonal, a solve otherwise)."""
-        kalman_kernels.update(mean, covariance, rows, _as_measurements(measurement),
-                              self.measurement_noise(mean[rows]))
-
-    def update(self, mean: np.ndarray, covariance: np.ndarray,
-               measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The correction step with measured xyah boxes, new arrays (:meth:`update_rows` on a copy)."""
+    def update(self, mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray,
+               scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The correction step, new arrays (:meth:`update_rows` on a copy)."""
         mean, covariance = _copied_states(mean, covariance)
-        self.update_rows(mean, covariance, _all_rows(mean), measurement)
+        self.update_rows(mean, covariance, _all_rows(mean), measurement, scores)
         return mean, covariance
 
     def gating_distance(self, mean: np.ndarray, covariance: np.ndarray, measurements: np.ndarray,
                         only_position: bool = False, metric: str = 'maha',
                         rows: np.ndarray | None = None) -> np.ndarray:
-        """``(k, m)`` distances between the tracks' projected states and ``(m, 4)`` xyah measurements: the squared
+        """``(k, m)`` distances between the tracks' projected states and ``(m, 4)`` measurements: the squared
         Mahalanobis distance (``metric='maha'``; compare with ``CHI2INV95[4]``, or ``[2]`` with ``only_position``,
         which keeps the centre only) or the squared Euclidean one (``'gaussian'``), as DeepSORT's / FairMOT's
         ``KalmanFilter.gating_distance``. ``rows``: of the tracks at these rows of stacked float64 states (a
@@ -124,12 +149,13 @@ class KalmanFilterXYAH:
             raise ValueError(f"gating_distance: metric must be 'maha' or 'gaussian', got {metric!r}")
         # the official z = L^-1 d with L the Cholesky factor of the projected covariance, for every track and
         # measurement in one compiled loop (:func:`.kalman_kernels.gating_distance`); where that covariance is
-        # diagonal (this filter keeps it so), L is the square root of the diagonal and the solve a division
+        # diagonal (these filters keep it so), L is the square root of the diagonal and the solve a division
         if rows is None:
             mean, covariance = _as_states(mean, covariance)
             rows = _all_rows(mean)
-        return kalman_kernels.gating_distance(mean, covariance, rows, _as_measurements(measurements),
-                                              self.measurement_noise(mean[rows]), 2 if only_position else 4,
+        model = self.measurement_noise_model
+        return kalman_kernels.gating_distance(mean, covariance, rows, _as_measurements(measurements), model.weight,
+                                              model.source, model.const, 2 if only_position else 4,
                                               metric == 'maha')
 
 
@@ -145,46 +171,17 @@ class KalmanFilterXYWH(KalmanFilterXYAH):
 
     _initiate_scale = np.array([2.0, 2.0, 2.0, 2.0, 10.0, 10.0, 10.0, 10.0])
 
+    @staticmethod
+    def _noise_models(p: float, v: float) -> tuple[NoiseModel, NoiseModel]:
+        width_height = np.array([2, 3, 2, 3, 2, 3, 2, 3])
+        return (NoiseModel(np.array([p, p, p, p, v, v, v, v]), width_height, np.zeros(8), after_step=True),
+                NoiseModel(np.full(4, p), width_height[:4], np.zeros(4)))
+
     def initiate(self, measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         measurement = _as_measurements(measurement)
         mean = np.concatenate([measurement, np.zeros_like(measurement)], axis=1)
         std = np.tile(measurement[:, 2:4], 4) * self._initiate_scale  # [2w, 2h, 2w, 2h, 10w, 10h, 10w, 10h]
         return mean, kalman_kernels.diagonal_covariance(std)
-
-    def _wh4(self, mean: np.ndarray) -> np.ndarray:
-        w, h = mean[:, 2:3], mean[:, 3:4]
-        return np.concatenate([w, h, w, h], axis=1)
-
-    def process_noise(self, mean: np.ndarray) -> np.ndarray:
-        """``(k, 8)`` standard deviations of Q from the *predicted* width and height of the tracks' states."""
-        wh4 = self._wh4(mean[:, :4] + mean[:, 4:])
-        return np.concatenate([self.std_weight_position * wh4, self.std_weight_velocity * wh4], axis=1)
-
-    def measurement_noise(self, mean: np.ndarray, scores: np.ndarray | None = None) -> np.ndarray:
-        """``(k, 4)`` variances of R, ``(sp [w, h, w, h])^2``, times ``1 - score`` with ``scores`` (NSA)."""
-        noise_var = (self.std_weight_position * self._wh4(mean)) ** 2
-        if scores is not None:
-            noise_var = noise_var * (1.0 - np.asarray(scores, np.float64).reshape(-1, 1))
-        return noise_var
-
-    def project(self, mean: np.ndarray, covariance: np.ndarray,
-                scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The state in measurement space; with ``scores`` the NSA noise ``R (1 - score)``."""
-        return _project(mean, covariance, self.measurement_noise(mean, scores))
-
-    def update_rows(self, mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measurement: np.ndarray,
-                    scores: np.ndarray | None = None) -> None:
-        """The correction step of the tracks at ``rows`` with measured xywh boxes and their detection scores (NSA),
-        in place, one compiled loop."""
-        kalman_kernels.update(mean, covariance, rows, _as_measurements(measurement),
-                              self.measurement_noise(mean[rows], scores))
-
-    def update(self, mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray,
-               scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The correction step with measured xywh boxes and their detection scores (NSA), new arrays."""
-        mean, covariance = _copied_states(mean, covariance)
-        self.update_rows(mean, covariance, _all_rows(mean), measurement, scores)
-        return mean, covariance
 
     @staticmethod
     def warp(mean: np.ndarray, covariance: np.ndarray, affine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

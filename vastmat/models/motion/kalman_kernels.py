@@ -20,15 +20,30 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, nogil=True, inline='always')
+def _noise_std(x: np.ndarray, i: int, weight: np.ndarray, source: np.ndarray,
+               const: np.ndarray) -> float:  # pragma: no cover (compiled)
+    """Entry ``i`` of a noise model's standard deviations at state ``x`` (:class:`.kalman_filter.NoiseModel`)."""
+    return x[source[i]] * weight[i] + const[i]
+
+
 @njit(cache=True, nogil=True)
-def predict(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray,
-            noise_std: np.ndarray) -> None:  # pragma: no cover (compiled)
-    """One constant-velocity step of the tracks at ``rows``, in place: ``x += v`` and ``P = F P F^T +
-    diag(noise_std ** 2)`` (``noise_std (len(rows), 8)``)."""
+def predict(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, weight: np.ndarray, source: np.ndarray,
+            const: np.ndarray, after_step: bool) -> None:  # pragma: no cover (compiled)
+    """One constant-velocity step of the tracks at ``rows``, in place: ``x += v`` and ``P = F P F^T + Q``, Q
+    diagonal with the standard deviations of the noise model ``weight, source, const`` at the state before the
+    step (or after it, ``after_step``)."""
+    noise_std = np.empty(8)
     for t in range(len(rows)):
         x, cov = mean[rows[t]], covariance[rows[t]]
+        if not after_step:
+            for i in range(8):
+                noise_std[i] = _noise_std(x, i, weight, source, const)
         for i in range(4):
             x[i] += x[i + 4]
+        if after_step:
+            for i in range(8):
+                noise_std[i] = _noise_std(x, i, weight, source, const)
         for i in range(4):  # F P: row i gains row i + 4
             for j in range(8):
                 cov[i, j] += cov[i + 4, j]
@@ -36,15 +51,16 @@ def predict(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray,
             for j in range(4):
                 cov[i, j] += cov[i, j + 4]
         for i in range(8):
-            cov[i, i] += noise_std[t, i] * noise_std[t, i]
+            cov[i, i] += noise_std[i] * noise_std[i]
 
 
 @njit(cache=True, nogil=True)
-def update(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measurement: np.ndarray,
-           noise_var: np.ndarray) -> None:  # pragma: no cover (compiled)
-    """The correction step of the tracks at ``rows``, in place, with measurements ``(len(rows), 4)`` and
-    measurement-noise variances ``(len(rows), 4)`` (a diagonal R): ``S = H P H^T + R``, ``K = P H^T S^-1``, ``x += K
-    (z - H x)``, ``P -= K S K^T``. A row listed twice is corrected twice, in order."""
+def update(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measurement: np.ndarray, weight: np.ndarray,
+           source: np.ndarray, const: np.ndarray, scores: np.ndarray) -> None:  # pragma: no cover (compiled)
+    """The correction step of the tracks at ``rows``, in place, with measurements ``(len(rows), 4)``: ``S = H P H^T
+    + R``, ``K = P H^T S^-1``, ``x += K (z - H x)``, ``P -= K S K^T``; R diagonal, the squared standard deviations
+    of the noise model ``weight, source, const`` at the state, times ``1 - score`` where ``scores`` (one per row)
+    are given (NSA). A row listed twice is corrected twice, in order."""
     projected = np.empty((4, 4))
     gain_t = np.empty((4, 8))  # K^T = S^-1 H P (S symmetric)
     gain_s = np.empty((8, 4))
@@ -57,7 +73,8 @@ def update(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measureme
                 projected[i, j] = cov[i, j]
                 if i != j and cov[i, j] != 0.0:
                     diagonal = False
-            projected[i, i] += noise_var[t, i]
+            std = _noise_std(x, i, weight, source, const)
+            projected[i, i] += std * std * (1.0 - scores[t]) if len(scores) else std * std
         if diagonal:
             for i in range(4):
                 for j in range(8):
@@ -86,11 +103,12 @@ def update(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measureme
 
 @njit(cache=True, nogil=True)
 def gating_distance(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measurements: np.ndarray,
-                    noise_var: np.ndarray, dims: int, mahalanobis: bool) -> np.ndarray:  # pragma: no cover (compiled)
+                    weight: np.ndarray, source: np.ndarray, const: np.ndarray, dims: int,
+                    mahalanobis: bool) -> np.ndarray:  # pragma: no cover (compiled)
     """``(len(rows), m)`` distances of ``(m, 4)`` measurements to the projected states of the tracks at ``rows`` over
-    the first ``dims`` coordinates: squared Mahalanobis (``S = H P H^T + R``, ``R = diag(noise_var)``, one row of
-    ``noise_var`` per row listed; ``z = L^-1 d``, L the Cholesky factor of S, a division by its square-rooted
-    diagonal where S is diagonal) or squared Euclidean."""
+    the first ``dims`` coordinates: squared Mahalanobis (``S = H P H^T + R``, R as :func:`update`'s without scores;
+    ``z = L^-1 d``, L the Cholesky factor of S, a division by its square-rooted diagonal where S is diagonal) or
+    squared Euclidean."""
     k, m = len(rows), measurements.shape[0]
     out = np.empty((k, m))
     projected = np.empty((dims, dims))
@@ -104,7 +122,8 @@ def gating_distance(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, 
                 projected[i, j] = cov[i, j]
                 if i != j and cov[i, j] != 0.0:
                     diagonal = False
-            projected[i, i] += noise_var[t, i]
+            std = _noise_std(x, i, weight, source, const)
+            projected[i, i] += std * std
         if not mahalanobis:
             scale[:] = 1.0
         elif diagonal:
