@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+from numba import njit
 
 from vastmat.structures.pair_kernels import iou_distance_pairs
 
@@ -54,6 +55,58 @@ def _joint(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
     if not len(a):
         return b
     return np.concatenate([a, b[~_member(a, size)[b]]])
+
+
+@njit(cache=True, nogil=True, inline='always')
+def _append_absent(rows: np.ndarray, out: np.ndarray, count: int,
+                   present: np.ndarray) -> int:  # pragma: no cover (compiled)
+    """Append the ``rows`` not ``present`` to ``out[count:]`` (marking them); the new count (``rows`` never holds a
+    row twice)."""
+    for r in rows:
+        if not present[r]:
+            out[count] = r
+            present[r] = True
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _merge_lists(tracked: np.ndarray, lost: np.ndarray, activated: np.ndarray, refound: np.ndarray,
+                 new_lost: np.ndarray, removed: np.ndarray, state: np.ndarray,
+                 removed_flag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover (compiled)
+    """The official list operations of the end of ``update`` on rows (compiled: ~15 numpy calls on tens of rows
+    before), in place on ``state`` and ``removed_flag``; the new tracked and lost lists, before duplicate removal:
+    new_lost rows become lost and removed rows removed; tracked = the still-tracked rows, then activated, then
+    refound ones not in it (``joint_stracks`` twice); lost = the lost rows not tracked now, then new_lost, without
+    the rows removed in earlier frames (``sub_stracks``; this frame's removals are subtracted next frame, the
+    official quirk)."""
+    for r in new_lost:
+        state[r] = LOST
+    for r in removed:
+        state[r] = REMOVED
+    in_tracked = np.zeros(len(state), np.bool_)
+    merged = np.empty(len(tracked) + len(activated) + len(refound), np.int64)
+    count = 0
+    for r in tracked:
+        if state[r] == TRACKED:
+            merged[count] = r
+            in_tracked[r] = True
+            count += 1
+    count = _append_absent(activated, merged, count, in_tracked)
+    count = _append_absent(refound, merged, count, in_tracked)
+    kept_lost = np.empty(len(lost) + len(new_lost), np.int64)
+    kept = 0
+    for r in lost:
+        if not in_tracked[r] and not removed_flag[r]:
+            kept_lost[kept] = r
+            kept += 1
+    for r in new_lost:
+        if not removed_flag[r]:
+            kept_lost[kept] = r
+            kept += 1
+    for r in removed:
+        removed_flag[r] = True
+    return merged[:count], kept_lost[:kept]
 
 
 class TrackRows:
@@ -225,15 +278,8 @@ class TrackStore(TrackTable):
             new_lost: tracked rows not matched in this frame.
             removed: rows removed in this frame (unconfirmed without a match, stale lost ones).
         """
-        activated, refound, new_lost, removed = _as_rows(activated), _as_rows(refound), _as_rows(new_lost), _as_rows(
-            removed)
-        self.state[new_lost] = LOST
-        self.state[removed] = REMOVED
-        tracked = self.tracked[self.state[self.tracked] == TRACKED]
-        tracked = _joint(_joint(tracked, activated, self.size), refound, self.size)
-        lost = np.concatenate([self.lost[~_member(tracked, self.size)[self.lost]], new_lost])
-        lost = lost[~self.removed[lost]]  # the removed ids of earlier frames
-        self.removed[removed] = True
+        tracked, lost = _merge_lists(self.tracked, self.lost, _as_rows(activated), _as_rows(refound),
+                                     _as_rows(new_lost), _as_rows(removed), self.state, self.removed)
         self.tracked, self.lost = self._remove_duplicates(tracked, lost)
         if self.size > 2 * (len(self.tracked) + len(self.lost)) + 64:  # rows that left both lists pile up
             self.compact()
