@@ -94,8 +94,8 @@ def test_xywh_predict_equals_the_matrix_products_bit_for_bit():
 
 
 def test_steps_on_rows_in_place_equal_the_steps_on_gathered_rows():
-    """predict_rows / update_rows / gating_distance(rows=) on a track store's rows: the rows given change exactly
-    as the gathered copies do in predict / update, every other row is left untouched."""
+    """initiate_rows / predict_rows / update_rows / gating_distance(rows=) on a track store's rows: the rows given
+    change exactly as the gathered copies do in initiate / predict / update, every other row is left untouched."""
     rng = np.random.default_rng(5)
     for kf in (KalmanFilterXYAH(), KalmanFilterXYWH()):
         mean, covariance = _full_states(rng, 20)
@@ -103,6 +103,10 @@ def test_steps_on_rows_in_place_equal_the_steps_on_gathered_rows():
         measurement = mean[rows, :4] + rng.normal(size=(5, 4))
         gathered = kf.update(*kf.predict(mean[rows], covariance[rows]), measurement)
         stepped_mean, stepped_covariance = mean.copy(), covariance.copy()
+        started = [a.copy() for a in (mean, covariance)]
+        kf.initiate_rows(*started, rows[:2], measurement[:2])
+        for got, want in zip(started, kf.initiate(measurement[:2])):
+            np.testing.assert_array_equal(got[rows[:2]], want)
         kf.predict_rows(stepped_mean, stepped_covariance, rows)
         np.testing.assert_array_equal(kf.gating_distance(stepped_mean, stepped_covariance, measurement, rows=rows),
                                       kf.gating_distance(stepped_mean[rows], stepped_covariance[rows], measurement))

@@ -70,25 +70,32 @@ class KalmanFilterXYAH:
         self.std_weight_position, self.std_weight_velocity = std_weight_position, std_weight_velocity
         self.motion_mat = np.eye(8)
         self.motion_mat[np.arange(4), np.arange(4) + 4] = 1.0
-        self.process_noise_model, self.measurement_noise_model = self._noise_models(std_weight_position,
-                                                                                    std_weight_velocity)
-        p, v = std_weight_position, std_weight_velocity
-        self._initiate_weight = np.array([2 * p, 2 * p, 0, 2 * p, 10 * v, 10 * v, 0, 10 * v])
-        self._initiate_const = np.array([0, 0, 1e-2, 0, 0, 0, 1e-5, 0])
+        self.initial_noise_model, self.process_noise_model, self.measurement_noise_model = self._noise_models(
+            std_weight_position, std_weight_velocity)
 
     @staticmethod
-    def _noise_models(p: float, v: float) -> tuple[NoiseModel, NoiseModel]:
-        """The process noise Q (from the current height) and the measurement noise R, as DeepSORT's."""
-        height = np.full(8, 3)
-        return (NoiseModel(np.array([p, p, 0, p, v, v, 0, v]), height, np.array([0, 0, 1e-2, 0, 0, 0, 1e-5, 0])),
+    def _noise_models(p: float, v: float) -> tuple[NoiseModel, NoiseModel, NoiseModel]:
+        """The initial covariance, the process noise Q (from the current height) and the measurement noise R, as
+        DeepSORT's."""
+        height, velocity_const = np.full(8, 3), np.array([0, 0, 1e-2, 0, 0, 0, 1e-5, 0])
+        return (NoiseModel(np.array([2 * p, 2 * p, 0, 2 * p, 10 * v, 10 * v, 0, 10 * v]), height, velocity_const),
+                NoiseModel(np.array([p, p, 0, p, v, v, 0, v]), height, velocity_const),
                 NoiseModel(np.array([p, p, 0, p]), height[:4], np.array([0, 0, 1e-1, 0])))
 
+    def initiate_rows(self, mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray,
+                      measurement: np.ndarray) -> None:
+        """New tracks at ``rows`` of stacked float64 states (a tracker's store), in place: at the measured boxes,
+        zero velocity, the initial covariance (one compiled loop, :func:`.kalman_kernels.initiate`)."""
+        model = self.initial_noise_model
+        kalman_kernels.initiate(mean, covariance, rows, _as_measurements(measurement), model.weight, model.source,
+                                model.const)
+
     def initiate(self, measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """New tracks at the measured boxes, zero velocity."""
+        """New tracks at the measured boxes, zero velocity (:meth:`initiate_rows` on new arrays)."""
         measurement = _as_measurements(measurement)
-        mean = np.concatenate([measurement, np.zeros_like(measurement)], axis=1)
-        std = measurement[:, 3:4] * self._initiate_weight + self._initiate_const
-        return mean, kalman_kernels.diagonal_covariance(std)
+        mean, covariance = np.empty((len(measurement), 8)), np.empty((len(measurement), 8, 8))
+        self.initiate_rows(mean, covariance, _all_rows(mean), measurement)
+        return mean, covariance
 
     def measurement_noise(self, mean: np.ndarray, scores: np.ndarray | None = None) -> np.ndarray:
         """``(k, 4)`` variances of the measurement noise R (diagonal) at the tracks' states, times ``1 - score``
@@ -169,19 +176,12 @@ class KalmanFilterXYWH(KalmanFilterXYAH):
     * update (NSA): R = ``(sp [w, h, w, h])^2 * (1 - score)``, the variance (not the std) scaled by the score.
     """
 
-    _initiate_scale = np.array([2.0, 2.0, 2.0, 2.0, 10.0, 10.0, 10.0, 10.0])
-
     @staticmethod
-    def _noise_models(p: float, v: float) -> tuple[NoiseModel, NoiseModel]:
+    def _noise_models(p: float, v: float) -> tuple[NoiseModel, NoiseModel, NoiseModel]:
         width_height = np.array([2, 3, 2, 3, 2, 3, 2, 3])
-        return (NoiseModel(np.array([p, p, p, p, v, v, v, v]), width_height, np.zeros(8), after_step=True),
+        return (NoiseModel(np.array([2.0, 2.0, 2.0, 2.0, 10.0, 10.0, 10.0, 10.0]), width_height, np.zeros(8)),
+                NoiseModel(np.array([p, p, p, p, v, v, v, v]), width_height, np.zeros(8), after_step=True),
                 NoiseModel(np.full(4, p), width_height[:4], np.zeros(4)))
-
-    def initiate(self, measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        measurement = _as_measurements(measurement)
-        mean = np.concatenate([measurement, np.zeros_like(measurement)], axis=1)
-        std = np.tile(measurement[:, 2:4], 4) * self._initiate_scale  # [2w, 2h, 2w, 2h, 10w, 10h, 10w, 10h]
-        return mean, kalman_kernels.diagonal_covariance(std)
 
     @staticmethod
     def warp(mean: np.ndarray, covariance: np.ndarray, affine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

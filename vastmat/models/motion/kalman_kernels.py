@@ -151,11 +151,16 @@ def gating_distance(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, 
 
 
 @njit(cache=True, nogil=True)
-def diagonal_covariance(std: np.ndarray) -> np.ndarray:  # pragma: no cover (compiled)
-    """``(k, n, n)`` covariances with ``std ** 2`` (``(k, n)``) on their diagonals."""
-    k, n = std.shape
-    out = np.zeros((k, n, n))
-    for t in range(k):
-        for i in range(n):
-            out[t, i, i] = std[t, i] * std[t, i]
-    return out
+def initiate(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, measurement: np.ndarray,
+             weight: np.ndarray, source: np.ndarray, const: np.ndarray) -> None:  # pragma: no cover (compiled)
+    """New tracks at ``rows``, in place: the state the measurement ``(len(rows), 4)`` with zero velocity, the
+    covariance diagonal with the squared standard deviations of the noise model ``weight, source, const`` at it."""
+    for t in range(len(rows)):
+        x, cov = mean[rows[t]], covariance[rows[t]]
+        for i in range(4):
+            x[i] = measurement[t, i]
+            x[i + 4] = 0.0
+        cov[:, :] = 0.0
+        for i in range(8):
+            std = _noise_std(x, i, weight, source, const)
+            cov[i, i] = std * std

@@ -102,7 +102,7 @@ class BYTETracker(BaseTracker):
             original's ``not mot20``).
         duplicate_thresh: tracked/lost pairs with IoU distance below this are duplicates (0.15).
         matcher: similarity of the association stages (default: IoU with the +1 pixel convention).
-        motion: the motion model, a ``TASK_UTILS`` config with ``initiate``, ``predict_rows`` and ``update_rows``
+        motion: the motion model, a ``TASK_UTILS`` config with ``initiate_rows``, ``predict_rows`` and ``update_rows``
             (stepping rows of the track store in place; default: the batched xyah ``KalmanFilterXYAH``).
         min_box_area, aspect_ratio_thresh: the official evaluator's output filter: boxes with ``w * h <=
             min_box_area`` or ``w / h > aspect_ratio_thresh`` are not reported (``None`` disables a filter; the
@@ -262,9 +262,9 @@ class BYTETracker(BaseTracker):
         fresh = left[third.unmatched_cols]
         fresh = fresh[det_scores[fresh] >= self.det_thresh]
         if len(fresh):
-            mean, covariance = self.motion.initiate(ltwh_to_xyah(ltwh[fresh]))
-            activated.append(store.add(det_scores[fresh], frame_id, mean=mean, covariance=covariance,
-                                       detection_box=ltwh[fresh]))
+            new_rows = store.add(det_scores[fresh], frame_id, detection_box=ltwh[fresh])
+            self.motion.initiate_rows(store.mean, store.covariance, new_rows, ltwh_to_xyah(ltwh[fresh]))
+            activated.append(new_rows)
 
         # removal: unconfirmed tracks without a match, lost tracks older than the buffer
         removed = np.concatenate([unconfirmed[third.unmatched_rows],

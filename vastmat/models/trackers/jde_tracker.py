@@ -128,7 +128,7 @@ class JDETracker(BaseTracker):
         feature_momentum: weight of the old smoothed embedding in its update (the official ``alpha`` 0.9).
         duplicate_thresh: tracked/lost pairs with IoU distance below this are duplicates (0.15).
         matcher: similarity of the IoU stages (default: IoU with the +1 pixel convention).
-        motion: the motion model, a ``TASK_UTILS`` config with ``initiate``, ``predict_rows``, ``update_rows`` and
+        motion: the motion model, a ``TASK_UTILS`` config with ``initiate_rows``, ``predict_rows``, ``update_rows`` and
             ``gating_distance`` (default ``KalmanFilterXYAH``).
         min_box_area, aspect_ratio_thresh: the official ``track.py`` output filter: boxes with ``w * h <=
             min_box_area`` or ``w / h > aspect_ratio_thresh`` are not reported (None disables one). The official
@@ -281,9 +281,9 @@ class JDETracker(BaseTracker):
         fresh = left[third.unmatched_cols]
         fresh = fresh[scores[fresh] >= self.det_thresh]
         if len(fresh):
-            mean, covariance = self.motion.initiate(xyah[fresh])
-            activated.append(store.add(scores[fresh], frame_id, mean=mean, covariance=covariance,
-                                       detection_box=ltwh[fresh], smooth_feat=features[fresh]))
+            new_rows = store.add(scores[fresh], frame_id, detection_box=ltwh[fresh], smooth_feat=features[fresh])
+            self.motion.initiate_rows(store.mean, store.covariance, new_rows, xyah[fresh])
+            activated.append(new_rows)
 
         # removal: unconfirmed tracks without a match, lost tracks older than the buffer
         removed = np.concatenate([unconfirmed[third.unmatched_rows],

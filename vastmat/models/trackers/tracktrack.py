@@ -506,15 +506,14 @@ class TrackTrackTracker(BaseTracker):
         if len(dets) == 0:
             return
         table, count = self.tracks, len(dets)
-        mean, covariance = self.motion.initiate(xyxy_to_cxcywh(dets.bboxes))
         history_box = np.zeros((count, table.slots, 4))
         history_box[:, frame_id % table.slots] = dets.bboxes
         history_frame = np.full((count, table.slots), _NEVER)
         history_frame[:, frame_id % table.slots] = frame_id
         features = {} if dets.features is None else dict(feature=dets.features, has_feature=True)
-        table.add(dets.scores, frame_id, state=NEW, mean=mean, covariance=covariance, box=dets.bboxes,
-                  prev_score=dets.scores, velocity=0.0, num_observations=1, history_box=history_box,
-                  history_frame=history_frame, **features)
+        rows = table.add(dets.scores, frame_id, state=NEW, box=dets.bboxes, prev_score=dets.scores,
+                         num_observations=1, history_box=history_box, history_frame=history_frame, **features)
+        self.motion.initiate_rows(table.mean, table.covariance, rows, xyxy_to_cxcywh(dets.bboxes))
 
     def _output(self) -> TrackOutput:
         table = self.tracks
