@@ -7,7 +7,8 @@ and scatter were about as costly as the step).
 Why compiled: a frame's tens of tracks make the batched numpy filter a sequence of ~20 small operations per step,
 each costing its call overhead (~1-3 us) rather than arithmetic (issue 30: predict and update were ~40 and ~65 us of a
 ByteTrack frame); one loop does a step in a few microseconds. numpy, scipy and filterpy offer no batched filter step
-below that overhead. The filters compute the noise (which differs between them) and call these loops.
+below that overhead. The filters declare their noise (:class:`.kalman_filter.NoiseModel`: each standard deviation
+``weight * state[source] + const``); the loops compute it from each row's state.
 
 ``predict`` performs the numpy path's slice additions in the same order (bit for bit equal to ``F P F^T + Q`` with
 matrix products, each entry summing at most two non-zero terms); ``update`` forms the gain as the numpy path does (a
