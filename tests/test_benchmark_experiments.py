@@ -187,9 +187,10 @@ def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
 
 
 def test_frame_times_count_the_tracks_carried_into_each_frame():
-    """Per frame: the tracks alive before it (tracked + lost) and its best time; grouped by track count."""
+    """Per frame: the tracks alive before it (tracked + lost, or TrackTrack's live rows) and its best time; grouped
+    by track count."""
     from vastmat.experiments.frame_time import by_track_count, frame_time_results, frame_times
-    from vastmat.models.trackers import BYTETracker
+    from vastmat.models.trackers import BYTETracker, TrackTrackTracker
     from vastmat.structures.tracking import TrackingFrame
     from vastmat.utils.errors import UserInputError
     boxes = np.array([[0., 0., 50., 50.], [100., 0., 150., 50.]])
@@ -204,6 +205,10 @@ def test_frame_times_count_the_tracks_carried_into_each_frame():
     assert results['frames'] == 7 and results['max_tracks'] == 2 and results['fps'] > 0
     with pytest.raises(UserInputError, match='--bin-width 0'):
         by_track_count(records, 0)
+    # TrackTrack's one list of live rows (New tracks included: it predicts them too)
+    tracktrack = TrackTrackTracker(deleted_dets=None, min_box_area=None)
+    frames = [TrackingFrame.from_arrays(f.bboxes, f.scores, f.frame_id, frame_rate=10) for f in frames]
+    assert [c for c, _ in frame_times(tracktrack, [frames], repeats=1)] == [0, 2, 2, 2, 2]
 
 
 # the official RuntimeTracker API over the ports (a fake checkout: the official code is not in the project)

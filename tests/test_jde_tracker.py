@@ -280,7 +280,7 @@ def test_missing_features_and_bad_embeddings_are_errors():
     # the embedding dimension is set by a video's first frame; another one within the video is an error
     tracker.reset()
     assert step(tracker, [box(0)], [E0], 1).features.shape == (1, 4)
-    with pytest.raises(ValueError, match="embeddings of dimension 3, the tracks have 4"):
+    with pytest.raises(ValueError, match=r"frame 2: smooth_feat of shape \(3,\), the tracks have \(4,\)"):
         step(tracker, [box(0)], [[1.0, 0.0, 0.0]], 2)
     tracker.reset()
     assert step(tracker, [box(0)], [[1.0, 0.0, 0.0]], 1).features.shape == (1, 3)

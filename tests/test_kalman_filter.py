@@ -1,5 +1,6 @@
 """The batched xyah Kalman filter equals mmdet's (= ByteTrack's) filter track by track."""
 import numpy as np
+import pytest
 from mmdet.models.task_modules.tracking import KalmanFilter
 
 from vastmat.models.motion import KalmanFilterXYAH, KalmanFilterXYWH
@@ -113,6 +114,8 @@ def test_steps_on_rows_in_place_equal_the_steps_on_gathered_rows():
         kf.update_rows(stepped_mean, stepped_covariance, rows, measurement)
         np.testing.assert_array_equal(stepped_mean[rows], gathered[0])
         np.testing.assert_array_equal(stepped_covariance[rows], gathered[1])
+        with pytest.raises(ValueError, match='5 rows given 4 measurements'):
+            kf.update_rows(stepped_mean, stepped_covariance, rows, measurement[:4])
         others = np.setdiff1d(np.arange(20), rows)
         np.testing.assert_array_equal(stepped_mean[others], mean[others])
         np.testing.assert_array_equal(stepped_covariance[others], covariance[others])

@@ -8,7 +8,7 @@ import pytest
 
 from vastmat.models.association import MutualBest
 from vastmat.models.motion import KalmanFilterXYWH
-from vastmat.models.trackers.track_lifecycle import LOST, NEW, TRACKED
+from vastmat.models.trackers.track_lifecycle import LOST, NEW, TRACKED, moving_average_unit
 from vastmat.models.trackers.tracktrack import (TrackTrackTracker, angle_distance, confidence_distance,
                                                 corner_velocities, cosine_distance, deleted_detections,
                                                 track_aware_nms)
@@ -249,3 +249,16 @@ def test_official_presets_and_per_video_overrides():
                     'MOT17-14-FRCNN': (0.45, 0.55, 0.70)}
     dance = Config.fromfile(osp.join(REPO, 'configs', 'tracktrack', 'tracktrack_cached-dets_official-dancetrack.py'))
     assert dance.model.tracker.freeze_wh_velocity and dance.model.post_processors[0].type == 'AFLink'
+
+
+def test_appearance_average_equals_the_official_per_track_update_bit_for_bit():
+    """TrackTrack's / DiffMOT's feature update of all matched tracks at once equals the official one track at a time
+    (``f = b * f + (1 - b) * det; f /= np.linalg.norm(f)``), bit for bit (a row-wise norm with axis=1 would not)."""
+    rng = np.random.default_rng(7)
+    old, new = rng.normal(size=(300, 128)), rng.normal(size=(300, 128))
+    weight = rng.uniform(0.9, 1.0, 300)
+    expected = []
+    for f, d, b in zip(old, new, weight):
+        f = b * f + (1 - b) * d
+        expected.append(f / np.linalg.norm(f))
+    np.testing.assert_array_equal(moving_average_unit(old, new, weight), np.array(expected))

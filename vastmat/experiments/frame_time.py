@@ -18,8 +18,11 @@ from vastmat.utils.errors import UserInputError
 
 
 def tracks_alive(tracker: Any) -> int:
-    """Tracks the tracker carries into its next frame: its tracked and lost lists (or arrays of store rows)."""
+    """Tracks the tracker carries into its next frame: its tracked and lost rows (a :class:`.TrackStore`) or its
+    live rows (a :class:`.TrackList`, TrackTrack)."""
     tracks = tracker.tracks
+    if hasattr(tracks, 'live'):
+        return len(tracks.live)
     return len(tracks.tracked) + len(tracks.lost)
 
 

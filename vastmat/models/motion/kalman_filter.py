@@ -59,6 +59,13 @@ def _as_scores(scores: np.ndarray | None) -> np.ndarray:
     return _NO_SCORES if scores is None else np.asarray(scores, np.float64).reshape(-1)
 
 
+def _check_rows(rows: np.ndarray, *per_row: np.ndarray) -> None:
+    """The compiled loops index without bounds checks: one measurement (and score) per row given."""
+    for values in per_row:
+        if len(values) and len(values) != len(rows):
+            raise ValueError(f'Kalman step on {len(rows)} rows given {len(values)} measurements or scores')
+
+
 @TASK_UTILS.register_module()
 class KalmanFilterXYAH:
     """Constant-velocity Kalman filter on ``[cx, cy, a, h, vx, vy, va, vh]``, noise proportional to the height.
@@ -86,9 +93,9 @@ class KalmanFilterXYAH:
                       measurement: np.ndarray) -> None:
         """New tracks at ``rows`` of stacked float64 states (a tracker's store), in place: at the measured boxes,
         zero velocity, the initial covariance (one compiled loop, :func:`.kalman_kernels.initiate`)."""
-        model = self.initial_noise_model
-        kalman_kernels.initiate(mean, covariance, rows, _as_measurements(measurement), model.weight, model.source,
-                                model.const)
+        model, measurement = self.initial_noise_model, _as_measurements(measurement)
+        _check_rows(rows, measurement)
+        kalman_kernels.initiate(mean, covariance, rows, measurement, model.weight, model.source, model.const)
 
     def initiate(self, measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """New tracks at the measured boxes, zero velocity (:meth:`initiate_rows` on new arrays)."""
@@ -132,9 +139,9 @@ class KalmanFilterXYAH:
         """The correction step of the tracks at ``rows`` with their measurements ``(len(rows), 4)``, in place (one
         compiled loop, :func:`.kalman_kernels.update`: a division by the projected covariance where it is
         diagonal, a solve otherwise); ``scores``: R scaled by ``1 - score`` (NSA, TrackTrack)."""
-        model = self.measurement_noise_model
-        kalman_kernels.update(mean, covariance, rows, _as_measurements(measurement), model.weight, model.source,
-                              model.const, _as_scores(scores))
+        model, measurement, scores = self.measurement_noise_model, _as_measurements(measurement), _as_scores(scores)
+        _check_rows(rows, measurement, scores)
+        kalman_kernels.update(mean, covariance, rows, measurement, model.weight, model.source, model.const, scores)
 
     def update(self, mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray,
                scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

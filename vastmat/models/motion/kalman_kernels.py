@@ -1,6 +1,6 @@
 """Compiled (numba) steps of the constant-velocity Kalman filters (:mod:`.kalman_filter`) over stacked tracks:
 ``mean (n, 8)``, ``covariance (n, 8, 8)``, the first four state entries measured, the last four their velocities. Each
-step works on the rows it is given, in place: a tracker's store (:class:`~vastmat.models.trackers.TrackStore`) is
+step works on the rows it is given, in place: a tracker's table (:class:`~vastmat.models.trackers.TrackTable`) is
 stepped where it lies, without gathering its rows into new arrays and scattering them back (issue 30: the gather
 and scatter were about as costly as the step).
 
@@ -33,7 +33,7 @@ def predict(mean: np.ndarray, covariance: np.ndarray, rows: np.ndarray, weight: 
             const: np.ndarray, after_step: bool) -> None:  # pragma: no cover (compiled)
     """One constant-velocity step of the tracks at ``rows``, in place: ``x += v`` and ``P = F P F^T + Q``, Q
     diagonal with the standard deviations of the noise model ``weight, source, const`` at the state before the
-    step (or after it, ``after_step``)."""
+    step (or after it, ``after_step``). A row listed twice steps twice."""
     noise_std = np.empty(8)
     for t in range(len(rows)):
         x, cov = mean[rows[t]], covariance[rows[t]]

@@ -5,8 +5,8 @@ low-score detections against the still-tracked tracks), lapjv with ``cost_limit`
 unconfirmed stages, unconfirmed tracks confirmed by a second detection, new tracks only from scores
 >= ``track_thresh + 0.1``, lost tracks kept ``int(buffer_frame_rate / 30 * track_buffer)`` frames, duplicate removal
 between tracked and lost tracks, and the Kalman state (not the detection) as the output box. The tracks of a video
-are rows of a :class:`.TrackStore` (the lifecycle of :mod:`.track_lifecycle` on stacked arrays: no pass over track
-objects per frame).
+are rows of a :class:`.TrackStore` (the official lifecycle on stacked arrays: no pass over track objects per frame;
+the Kalman steps run on the store's rows in place).
 
 ``matcher`` replaces the IoU of the three association stages: the cost is ``1 - S`` (``1 - S * score`` where the
 original fused scores), pairs a gate rejects cost 1. Duplicate removal keeps the original IoU, as it is

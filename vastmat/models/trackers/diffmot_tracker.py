@@ -16,7 +16,7 @@ dw, dh]`` conditions (padded by repeating the last one). Association, per frame:
    lapjv ``cost_limit`` 0.5; the rest are lost;
 4. unconfirmed tracks (not predicted) against the high detections left, ``cost_limit`` 0.7; the unmatched ones are
    removed; new tracks from the high detections left; lost tracks older than ``max_time_lost`` removed; duplicate
-   removal between tracked and lost tracks (:mod:`.track_lifecycle`). The tracks of a video are rows of a
+   removal between tracked and lost tracks (:meth:`.TrackStore.finish_frame`). The tracks of a video are rows of a
    :class:`.TrackStore` (stacked arrays: the D2MP conditions, memories and embeddings of a frame's tracks are
    gathered with one index each, and every stage's outcome is written back at once).
 
@@ -45,7 +45,7 @@ from ..association.solvers import LapJV
 from ..motion.d2mp import D2MP
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
-from .track_lifecycle import TRACKED
+from .track_lifecycle import TRACKED, moving_average_unit
 from .track_store import TrackRows, TrackStore
 
 HISTORY = 5  # the official `interval`: D2MP conditions on the last 5 states
@@ -237,11 +237,8 @@ class DiffMOTTracker(BaseTracker):
         det_alpha = self.alpha_fixed_emb + (1 - self.alpha_fixed_emb) * (1 - trust)
 
         store = self.tracks
-        if features is not None and store.emb.shape[1:] != features.shape[1:]:
-            if store.size:
-                raise ValueError(f'video {frame.video_name!r} frame {frame_id}: features of shape '
-                                 f'{features.shape[1:]}, the tracks have {store.emb.shape[1:]}')
-            store.set_row_shape('emb', features.shape[1:])
+        if features is not None:
+            store.set_row_shape('emb', features.shape[1:], f'video {frame.video_name!r} frame {frame_id}')
         confirmed, unconfirmed = store.confirmed_and_unconfirmed()
         pool = store.pool(confirmed)
         self._predict(pool, width, height)
@@ -257,7 +254,7 @@ class DiffMOTTracker(BaseTracker):
         # unmatched after the others, in pair order (the official appends them to u_det / u_track)
         first = similarity[:len(pool), :num_high]
         pairs = self._first_pairs(first, pool, features)
-        taken = first[pairs[:, 0], pairs[:, 1]] >= self.first_iou_thresh
+        taken = ~(first[pairs[:, 0], pairs[:, 1]] < self.first_iou_thresh)
         u_det = np.concatenate([np.setdiff1d(np.arange(num_high), pairs[:, 1]), pairs[~taken, 1]])
         u_track = np.concatenate([np.setdiff1d(np.arange(len(pool)), pairs[:, 0]), pairs[~taken, 0]])
         pairs = pairs[taken]
@@ -339,8 +336,7 @@ class DiffMOTTracker(BaseTracker):
 
     def _update_features(self, rows: np.ndarray, features: np.ndarray, alpha: np.ndarray) -> None:
         """Official ``update_features``: exponential moving average, renormalised."""
-        emb = alpha[:, None] * self.tracks.emb[rows] + (1 - alpha[:, None]) * features
-        self.tracks.emb[rows] = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+        self.tracks.emb[rows] = moving_average_unit(self.tracks.emb[rows], features, alpha)
 
     def _output(self, rows: np.ndarray) -> TrackOutput:
         if not len(rows):

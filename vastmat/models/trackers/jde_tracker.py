@@ -238,11 +238,7 @@ class JDETracker(BaseTracker):
                              'embedding (JDETracker compares L2-normalised embeddings)')
 
         store = self.tracks
-        if store.smooth_feat.shape[1:] != features.shape[1:]:
-            if store.size:
-                raise ValueError(f'video {frame.video_name!r} frame {frame_id}: embeddings of dimension '
-                                 f'{features.shape[1]}, the tracks have {store.smooth_feat.shape[1]}')
-            store.set_row_shape('smooth_feat', features.shape[1:])
+        store.set_row_shape('smooth_feat', features.shape[1:], f'video {frame.video_name!r} frame {frame_id}')
         confirmed, unconfirmed = store.confirmed_and_unconfirmed()
         pool = store.pool(confirmed)
         predict_rows(self.motion, store, pool)

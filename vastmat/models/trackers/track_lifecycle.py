@@ -1,5 +1,5 @@
-"""Track states and the output filter of the ByteTrack family (ByteTrack, FairMOT's JDE tracker, DiffMOT,
-TrackTrack), written once. The lifecycle itself (the official ``joint_stracks`` / ``sub_stracks`` /
+"""Track states, the output filter and the appearance average of the ByteTrack family (ByteTrack, FairMOT's JDE
+tracker, DiffMOT, TrackTrack), written once. The lifecycle itself (the official ``joint_stracks`` / ``sub_stracks`` /
 ``remove_duplicate_stracks`` bookkeeping, reference/trackers.md section 1, steps 7-9) runs on rows of arrays in
 :class:`.track_store.TrackStore`.
 """
@@ -19,3 +19,14 @@ def reported_mask(boxes: np.ndarray, min_box_area: float | None, aspect_ratio_th
     if aspect_ratio_thresh is not None:
         keep &= ~(w / h > aspect_ratio_thresh)
     return keep
+
+
+def moving_average_unit(old: np.ndarray, new: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The official appearance update of matched tracks, all at once: ``weight * old + (1 - weight) * new`` per row
+    (``weight`` one per row), divided by its norm. Each norm is ``sqrt(f . f)`` from a BLAS dot product, as the
+    official per-vector ``np.linalg.norm(f)`` (``np.linalg.norm(..., axis=1)`` sums differently and differs in the
+    last bit for about one row in five)."""
+    weight = weight[:, None]
+    average = weight * old + (1 - weight) * new
+    squared = average[:, None, :] @ average[:, :, None]
+    return average / np.sqrt(squared[:, 0])

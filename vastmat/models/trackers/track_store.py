@@ -151,11 +151,14 @@ class TrackTable:
             grown[:self.size] = getattr(self, name)[:self.size]
             setattr(self, name, grown)
 
-    def set_row_shape(self, name: str, shape: tuple[int, ...]) -> None:
-        """Give a column another row shape (an embedding's dimension, known from the first frame); the table must
-        have no rows."""
+    def set_row_shape(self, name: str, shape: tuple[int, ...], where: str = 'TrackTable') -> None:
+        """Give a column another row shape (an embedding's dimension, known from the first frame with one); a
+        table holding tracks of another shape raises ValueError naming ``where`` (the video and frame)."""
+        shape = tuple(shape)
+        if getattr(self, name).shape[1:] == shape:
+            return
         if self.size:
-            raise ValueError(f'TrackTable: column {name!r} cannot change its shape while the table holds tracks')
+            raise ValueError(f'{where}: {name} of shape {shape}, the tracks have {getattr(self, name).shape[1:]}')
         dtype = self.column_specs[name][1]
         self.column_specs[name] = (tuple(shape), dtype)
         setattr(self, name, np.zeros((len(self.ids), *shape), dtype))

@@ -38,7 +38,7 @@ from ..association.solvers import MutualBest
 from ..motion import KalmanFilterXYWH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
-from .track_lifecycle import LOST, NEW, REMOVED, TRACKED, reported_mask
+from .track_lifecycle import LOST, NEW, REMOVED, TRACKED, moving_average_unit, reported_mask
 from .track_store import TrackList, TrackRows
 
 DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, direction=0.05)
@@ -360,9 +360,8 @@ class TrackTrackTracker(BaseTracker):
         # summed over the deltas in order (numpy adds along a leading axis one slice after the other: 0 + d1 + d2 ..)
         table.velocity[rows] = corner_directions(previous, boxes[None]).sum(axis=0)
         if dets.features is not None:
-            beta = (0.95 + (1 - 0.95) * (1 - scores))[:, None]
-            feature = beta * table.feature[rows] + (1 - beta) * dets.features
-            table.feature[rows] = feature / np.linalg.norm(feature, axis=1, keepdims=True)
+            beta = 0.95 + (1 - 0.95) * (1 - scores)
+            table.feature[rows] = moving_average_unit(table.feature[rows], dets.features, beta)
         table.record_boxes(rows, boxes, frame_id)
         table.num_observations[rows] += 1
         table.box[rows] = boxes
@@ -449,7 +448,8 @@ class TrackTrackTracker(BaseTracker):
         candidates = _concat(parts)
 
         table = self.tracks
-        self._check_feature_dimension(frame, dets)
+        if dets.features is not None:
+            table.set_row_shape('feature', dets.features.shape[1:], f'video {frame.video_name!r} frame {frame_id}')
         state = table.state[table.live]
         is_new = state == NEW
         tracked_lost, new = table.live[~is_new], table.live[is_new]  # (live tracks are New, Tracked or Lost)
@@ -474,17 +474,6 @@ class TrackTrackTracker(BaseTracker):
                                 self.tai_thr, self.init_thr)
         self._initiate(remaining.select(start), frame_id)
         return self._output()
-
-    def _check_feature_dimension(self, frame: TrackingFrame, dets: FrameDetections) -> None:
-        """Size the feature column by the video's first features (the table must not hold tracks of another
-        dimension)."""
-        table = self.tracks
-        if dets.features is None or table.feature.shape[1:] == dets.features.shape[1:]:
-            return
-        if table.size:
-            raise ValueError(f'video {frame.video_name!r} frame {frame.frame_id}: features of shape '
-                             f'{dets.features.shape[1:]}, the tracks have {table.feature.shape[1:]}')
-        table.set_row_shape('feature', dets.features.shape[1:])
 
     def _update_without_detections(self, frame: TrackingFrame, warp: np.ndarray | None) -> TrackOutput:
         """Official ``update_without_detections``: New tracks are dropped, the others compensated, predicted and
