@@ -19,7 +19,7 @@ Checked against the official code's own output (``../shared/data``: MOT15 TUD an
 lost-buffer rules) in tests/test_bytetrack_golden.py. Speed: the Kalman filter runs batched over all tracks of a
 stage, one similarity matrix per frame serves the three stages, an empty stage builds no matrix, and the per-frame
 arithmetic on tens of boxes runs in compiled loops (IoU, box conversions, Kalman steps, the assignment's bookkeeping):
-5.5-6.3x the official code and 3.0-3.5x Roboflow ``trackers``' ByteTrack on AnimalTrack-10fps-sim (docs/matchers.md).
+6.5-8.7x the official code and 3.6-4.2x Roboflow ``trackers``' ByteTrack on AnimalTrack-10fps-sim (docs/matchers.md).
 """
 from __future__ import annotations
 
