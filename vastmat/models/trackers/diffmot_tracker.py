@@ -329,10 +329,7 @@ class DiffMOTTracker(BaseTracker):
         store.obs_last[rows] = store.all_last[rows] = xywh
         previous = np.where(store.activated[rows, None], store.all_prev[rows], store.obs_prev[rows])
         store.conds[rows, store.num_conds[rows] - 1] = np.concatenate([xywh, xywh - previous], axis=1)
-        new_scores = scores[dets]
-        if keep_score is not None:
-            new_scores[keep_score] = store.score[rows[keep_score]]
-        store.mark_matched(rows, new_scores, frame_id)
+        store.mark_matched(rows, scores[dets], frame_id, keep_score)
 
     def _update_features(self, rows: np.ndarray, features: np.ndarray, alpha: np.ndarray) -> None:
         """Official ``update_features``: exponential moving average, renormalised."""

@@ -216,9 +216,7 @@ class JDETracker(BaseTracker):
         self.motion.update_rows(store.mean, store.covariance, rows, xyah[dets])
         smooth_features(store.smooth_feat, rows, features, dets, self.feature_momentum)
         store.detection_box[rows] = ltwh[dets]
-        new_scores = scores[dets]
-        new_scores[keep_score] = store.score[rows[keep_score]]
-        store.mark_matched(rows, new_scores, frame_id)
+        store.mark_matched(rows, scores[dets], frame_id, keep_score)
 
     # ----------------------------------------------------------------------------------------------------- update
     def update(self, frame: TrackingFrame) -> TrackOutput:

@@ -202,6 +202,13 @@ class TrackTable:
         self.size = len(keep)
         return tuple(new_row[rows] for rows in lists)
 
+    def compact_if_sparse(self, *lists: np.ndarray) -> tuple[np.ndarray, ...]:
+        """:meth:`keep_rows` once the rows in none of ``lists`` pile up (more than the listed ones and 64 besides:
+        every few frames, not every frame); else the lists as they are."""
+        if self.size > 2 * sum(len(rows) for rows in lists) + 64:
+            return self.keep_rows(*lists)
+        return lists
+
 
 class TrackList(TrackTable):
     """A :class:`TrackTable` whose tracks form one list: ``live``, the rows of the tracks alive, in creation order
@@ -220,9 +227,7 @@ class TrackList(TrackTable):
     def keep(self, alive: np.ndarray) -> None:
         """Keep the live tracks where the bool mask ``alive`` (over ``live``) is True; the rows of the others are
         dropped once they pile up."""
-        self.live = self.live[alive]
-        if self.size > 2 * len(self.live) + 64:
-            self.live, = self.keep_rows(self.live)
+        self.live, = self.compact_if_sparse(self.live[alive])
 
 
 class TrackStore(TrackTable):
@@ -251,8 +256,13 @@ class TrackStore(TrackTable):
         A track started in the video's first frame is confirmed at once."""
         return super().add(scores, frame_id, activated=frame_id == 1, removed=False, **columns)
 
-    def mark_matched(self, rows: np.ndarray, scores: np.ndarray, frame_id: int) -> None:
-        """Official ``update`` / ``re_activate`` bookkeeping of matched rows (the tracker updates its own columns)."""
+    def mark_matched(self, rows: np.ndarray, scores: np.ndarray, frame_id: int,
+                     keep_score: np.ndarray | None = None) -> None:
+        """Official ``update`` / ``re_activate`` bookkeeping of matched rows (the tracker updates its own columns).
+        ``keep_score``: a mask of the rows that keep their score (FairMOT's and DiffMOT's ``re_activate`` does not
+        copy it; ByteTrack's does)."""
+        if keep_score is not None:
+            scores = np.where(keep_score, self.score[rows], scores)
         self.score[rows], self.frame_id[rows] = scores, frame_id
         self.state[rows], self.activated[rows] = TRACKED, True
 
@@ -283,9 +293,7 @@ class TrackStore(TrackTable):
         """
         tracked, lost = _merge_lists(self.tracked, self.lost, _as_rows(activated), _as_rows(refound),
                                      _as_rows(new_lost), _as_rows(removed), self.state, self.removed)
-        self.tracked, self.lost = self._remove_duplicates(tracked, lost)
-        if self.size > 2 * (len(self.tracked) + len(self.lost)) + 64:  # rows that left both lists pile up
-            self.compact()
+        self.tracked, self.lost = self.compact_if_sparse(*self._remove_duplicates(tracked, lost))
         return self.tracked[self.activated[self.tracked]]
 
     def _remove_duplicates(self, tracked: np.ndarray, lost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

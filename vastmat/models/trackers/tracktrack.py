@@ -494,14 +494,11 @@ class TrackTrackTracker(BaseTracker):
         """New (unconfirmed) tracks from ``dets``, ids consecutive in detection order, appended to the list."""
         if len(dets) == 0:
             return
-        table, count = self.tracks, len(dets)
-        history_box = np.zeros((count, table.slots, 4))
-        history_box[:, frame_id % table.slots] = dets.bboxes
-        history_frame = np.full((count, table.slots), _NEVER)
-        history_frame[:, frame_id % table.slots] = frame_id
+        table = self.tracks
         features = {} if dets.features is None else dict(feature=dets.features, has_feature=True)
         rows = table.add(dets.scores, frame_id, state=NEW, box=dets.bboxes, prev_score=dets.scores,
-                         num_observations=1, history_box=history_box, history_frame=history_frame, **features)
+                         num_observations=1, history_frame=_NEVER, **features)
+        table.record_boxes(rows, dets.bboxes, frame_id)
         self.motion.initiate_rows(table.mean, table.covariance, rows, xyxy_to_cxcywh(dets.bboxes))
 
     def _output(self) -> TrackOutput:
