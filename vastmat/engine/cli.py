@@ -364,6 +364,9 @@ KNOWN_WARNINGS = (
     (DeprecationWarning, r'.*', r'(mmengine|mmdet|mmcv|pkg_resources|yapf)'),
     (UserWarning, r'.*is deprecated.*', r'(mmengine|mmdet|mmcv)'),
     (UserWarning, r'Failed to search registry with scope', r'mmengine'),
+    # setuptools 80 warns when mmengine's package_utils imports pkg_resources (QDTrack's mmdet tracker, the first
+    # mmdet.models.trackers import); the warning names importlib's frame, not mmengine's, hence no module pattern
+    (UserWarning, r'pkg_resources is deprecated as an API', r''),
 )
 # mmengine's own deprecation notices arrive through its logger, and its advice at each pass of an iteration-based
 # loop over a video dataset (whose TrackImgSampler restarts each pass, as it should)

@@ -45,6 +45,7 @@ class ZooContext:
     train_iters: int | None = None  # every training's length (None: each config's)
     log: Callable[[str], None] = print
     trainings: dict[str, Training] = field(default_factory=dict)  # by config path: each part trained once
+    recipe: Callable[[Config], Config] | None = None  # changes every training config (the overfit benchmark's)
 
 
 def select_members(names: list[str] | None) -> list[ZooTracker]:
@@ -64,8 +65,9 @@ def select_members(names: list[str] | None) -> list[ZooTracker]:
 
 
 def training_config(ctx: ZooContext, config: str, label: str) -> Config:
-    return zoo_config(config, ctx.data_root, ctx.protocol, osp.join(ctx.work_dir, 'training',
-                                                                   osp.splitext(osp.basename(config))[0]), label)
+    cfg = zoo_config(config, ctx.data_root, ctx.protocol, osp.join(ctx.work_dir, 'training',
+                                                                  osp.splitext(osp.basename(config))[0]), label)
+    return ctx.recipe(cfg) if ctx.recipe is not None else cfg
 
 
 def use_pretrained_backbone(cfg: Config, checkpoint: str) -> None:
@@ -230,6 +232,12 @@ def curve_point(training: Training, iteration: int, run: dict) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ joint / end-to-end models
+def model_run_dir(training: Training, name: str, preset: str, iteration: int, matcher: str) -> str:
+    """Where the zoo tests tracker ``name`` on the checkpoint of ``training`` at ``iteration`` with ``matcher``
+    (``results/``, ``metrics.json``)."""
+    return osp.join(training.work_dir, 'tests', name, preset, f'iter_{iteration}', matcher)
+
+
 def run_model_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], members: dict[str, ZooTracker]) -> dict:
     """A whole tracking model: trained (or the checkpoint of ``checkpoint_of``), tested at every checkpoint (the
     curve) and, at the last one, with every matcher if the tracker takes one."""
@@ -245,7 +253,7 @@ def run_model_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], m
     for iteration, checkpoint in training.checkpoints:
         last = iteration == training.checkpoints[-1][0]
         for matcher in (matchers if last and member.takes_matcher else ['original']):
-            run_dir = osp.join(training.work_dir, 'tests', member.name, ctx.preset, f'iter_{iteration}', matcher)
+            run_dir = model_run_dir(training, member.name, ctx.preset, iteration, matcher)
             start = time.perf_counter()
             metrics = test_tracking_model(swap_matcher(cfg, matcher), checkpoint, ctx.videos, run_dir, ctx.preset)
             run = dict(metrics=metrics, seconds=time.perf_counter() - start)

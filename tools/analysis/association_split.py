@@ -1,0 +1,87 @@
+#!/usr/bin/env python
+"""Association measured apart from detection: each tracker's own output boxes scored with its own identities, with
+ByteTrack's (the boxes as its detections, track_thresh 0.3) and with truth identities (each box the id of the
+ground-truth box it overlaps at IoU >= 0.5, one to one per frame; the rest dropped).
+
+    python tools/analysis/association_split.py [--data-root data/demo] [--work-dir work_dirs/zoo_benchmark]
+        [--trackers NAME ...] [--results NAME=RESULTS_DIR ...] [--videos V ...] [--out FILE.json]
+
+Without ``--results`` it reads the zoo's tests (``make demo``) of every joint and end-to-end tracker (FairMOT,
+QDTrack, TransTrack, MOTIP, TCEI) on the Protocol 1 test videos, at the last checkpoint, with its own association
+(trained and tested now where the zoo has not run). ``--results NAME=DIR`` scores any results folder
+(``<video>.txt``). Prints the table, saves it as JSON (default ``WORK_DIR/association_split.json``); the runs lie
+under ``WORK_DIR/association_split/<tracker>/``.
+"""
+from __future__ import annotations
+
+import argparse
+import os.path as osp
+
+from vastmat.experiments.zoo_benchmark import DEMO_ROOT
+from vastmat.utils.threads import default_threads
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from vastmat.experiments.association_split import BYTETRACK_THRESH
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--data-root', default=DEMO_ROOT, help=f'VastMAT root (default {DEMO_ROOT})')
+    parser.add_argument('--work-dir', default='work_dirs/zoo_benchmark', help="the zoo's work dir (reused)")
+    parser.add_argument('--trackers', nargs='+', metavar='NAME', help='only these zoo trackers (default: all)')
+    parser.add_argument('--results', nargs='+', metavar='NAME=DIR', help='results folders to score instead')
+    parser.add_argument('--videos', nargs='+', help='videos (default: the Protocol 1 test videos)')
+    parser.add_argument('--track-thresh', type=float, default=BYTETRACK_THRESH,
+                        help=f"ByteTrack's track_thresh on the boxes (default {BYTETRACK_THRESH})")
+    parser.add_argument('--threads', type=int, default=default_threads(), help='torch CPU threads')
+    parser.add_argument('--out', help='JSON output (default WORK_DIR/association_split.json)')
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    from rich.console import Console
+    from rich.table import Table
+
+    from vastmat.apis import video_list
+    from vastmat.experiments.association_split import association_split, zoo_results_dirs
+    from vastmat.experiments.zoo import ZooContext, select_members
+    from vastmat.utils.errors import UserInputError
+    from vastmat.utils.io import write_json_atomic
+    from vastmat.utils.threads import torch_threads
+    args = parse_args(argv)
+    console = Console()
+    protocol = 'protocol1'
+    videos = video_list(args.data_root, f'{protocol}/test', args.videos)
+    if args.results:
+        folders = {}
+        for item in args.results:
+            name, sep, folder = item.partition('=')
+            if not sep or not name:
+                raise UserInputError(f'--results {item}: expected NAME=RESULTS_DIR')
+            if not osp.isdir(folder):
+                raise FileNotFoundError(f'{folder}: no such results folder')
+            folders[name] = folder
+    else:
+        ctx = ZooContext(args.data_root, protocol, videos, osp.join(args.work_dir, protocol), log=console.print)
+        with torch_threads(args.threads):
+            folders = zoo_results_dirs(ctx, select_members(args.trackers))
+    table = Table(title='Association apart from detection: the same boxes with three kinds of identities')
+    headers = ('tracker', 'own HOTA', 'own AssA', 'ByteTrack HOTA', 'ByteTrack AssA', 'truth HOTA', 'truth AssA',
+               'DetA (truth)', 'own / truth AssA')
+    for header in headers:
+        table.add_column(header, justify='left' if header == 'tracker' else 'right')
+    out = {}
+    for name, folder in folders.items():
+        ways = association_split(args.data_root, folder, videos, osp.join(args.work_dir, 'association_split', name),
+                                 track_thresh=args.track_thresh)
+        out[name] = dict(results=folder, **ways)
+        table.add_row(name, *(f'{100 * ways[w][k]:.1f}' for w in ('own', 'bytetrack', 'truth') for k in ('HOTA', 'AssA')),
+                      f'{100 * ways["truth"]["DetA"]:.1f}', f'{ways["own"]["AssA"] / max(ways["truth"]["AssA"], 1e-9):.2f}')
+    console.print(table)
+    path = args.out or osp.join(args.work_dir, 'association_split.json')
+    write_json_atomic(out, path)
+    console.print(f'saved {path}')
+    return out
+
+
+if __name__ == '__main__':
+    from vastmat.engine.cli import run_cli
+    run_cli(main)
