@@ -36,6 +36,11 @@ TINY = {
     'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),
     'python tools/benchmark/convergence.py': ('{command} --train-iters 2 --trackers ByteTrack DiffMOT',
                                               "the zoo's 2-iteration trainings, the detector and D2MP"),
+    'python tools/benchmark/overfit.py': ('{command} --train-iters 2', 'a 2-iteration training'),
+    'python tools/analysis/association_split.py': (
+        'python tools/analysis/association_split.py --work-dir work_dirs/zoo_benchmark '
+        '--results ByteTrack=work_dirs/zoo_benchmark/protocol1/ByteTrack/original/results',
+        "the tiny make demo's ByteTrack results (the learned trackers' split: tests/test_association_split.py)"),
     'tools/dist_train.sh configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py 2': (
         '{command} --cfg-options "custom_imports=dict(imports=[\'rank_weights_hook\'], allow_failed_imports=False)" '
         '"custom_hooks=[dict(type=\'SaveRankWeightsHook\')]"',

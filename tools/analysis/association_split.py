@@ -37,8 +37,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from rich.console import Console
     from rich.table import Table
+
+    from vastmat.experiments.zoo_report import make_console
 
     from vastmat.apis import video_list
     from vastmat.experiments.association_split import association_split, zoo_results_dirs
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> dict:
     from vastmat.utils.io import write_json_atomic
     from vastmat.utils.threads import torch_threads
     args = parse_args(argv)
-    console = Console()
+    console = make_console()
     protocol = 'protocol1'
     videos = video_list(args.data_root, f'{protocol}/test', args.videos)
     if args.results:
@@ -73,8 +74,9 @@ def main(argv: list[str] | None = None) -> dict:
         ways = association_split(args.data_root, folder, videos, osp.join(args.work_dir, 'association_split', name),
                                  track_thresh=args.track_thresh)
         out[name] = dict(results=folder, **ways)
-        table.add_row(name, *(f'{100 * ways[w][k]:.1f}' for w in ('own', 'bytetrack', 'truth') for k in ('HOTA', 'AssA')),
-                      f'{100 * ways["truth"]["DetA"]:.1f}', f'{ways["own"]["AssA"] / max(ways["truth"]["AssA"], 1e-9):.2f}')
+        scores = [f'{100 * ways[way][key]:.1f}' for way in ('own', 'bytetrack', 'truth') for key in ('HOTA', 'AssA')]
+        share = ways['own']['AssA'] / max(ways['truth']['AssA'], 1e-9)
+        table.add_row(name, *scores, f'{100 * ways["truth"]["DetA"]:.1f}', f'{share:.2f}')
     console.print(table)
     path = args.out or osp.join(args.work_dir, 'association_split.json')
     write_json_atomic(out, path)

@@ -37,8 +37,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    from rich.console import Console
     from rich.table import Table
+
+    from vastmat.experiments.zoo_report import make_console
 
     from vastmat.experiments.overfit import make_overfit_root, overfit_recipe, overfit_rows, plot_overfit
     from vastmat.experiments.zoo import DEMO_DETECTOR, ZooContext, select_members
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     from vastmat.utils.io import write_json_atomic
     from vastmat.utils.threads import torch_threads
     args = parse_args(argv)
-    console = Console()
+    console = make_console()
     start = time.perf_counter()
     ensure_data(args.data_root, console)
     members = select_members(args.trackers)

@@ -99,7 +99,8 @@ def _without_augmentation(pipeline: list, resize: dict | None) -> list:
 
 def overfit_recipe(cfg: Any) -> Any:
     """``cfg`` (a zoo training config) less its random augmentations: no flips, colour jitter, crops, affine
-    warps or mosaics, and inputs at the test pipeline's scale. Its model, losses, targets, sampling of frames and
+    warps or mosaics, and inputs at the test pipeline's scale; a ReID model is tested on the crops it trains on.
+    Its model, losses, targets, sampling of frames and
     clips, optimiser and schedule stay as they are."""
     dataset = cfg.train_dataloader.dataset
     test_loader = cfg.get('test_dataloader') or {}
@@ -107,6 +108,11 @@ def overfit_recipe(cfg: Any) -> Any:
     for holder in (dataset, dataset.get('dataset') or {}):  # a MultiImageMixDataset wraps one
         if holder.get('pipeline'):
             holder['pipeline'] = _without_augmentation(holder['pipeline'], resize)
+    if dataset.get('type') == 'VastMATReIDDataset' and test_loader:
+        # tested on the crops it trained on (the zoo's test takes fewer per identity, at other frames)
+        for key in ('frame_interval', 'max_per_id', 'min_size'):
+            if key in dataset:
+                test_loader.dataset[key] = dataset[key]
     return cfg
 
 
