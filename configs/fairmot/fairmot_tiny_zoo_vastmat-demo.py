@@ -45,7 +45,8 @@ test_pipeline = [
         ]),
     dict(type='PackVastMATInputs')
 ]
-train_dataloader = dict(batch_size=8,
+# iteration-based: an endless sampler, so mmengine's loop does not restart the dataloader (and pause 2 s) each pass
+train_dataloader = dict(batch_size=8, sampler=dict(type='InfiniteTrackImgSampler'),
                         dataset=dict(pipeline=train_pipeline))
 test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
 

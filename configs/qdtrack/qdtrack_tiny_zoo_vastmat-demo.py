@@ -37,7 +37,8 @@ train_pipeline = [
     dict(type='TransformBroadcaster', share_random_params=True, transforms=[dict(type='RandomFlip', prob=0.5)]),
     dict(type='PackVastMATInputs')
 ]
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+# iteration-based: an endless sampler, so mmengine's loop does not restart the dataloader (and pause 2 s) each pass
+train_dataloader = dict(sampler=dict(type='InfiniteTrackImgSampler'), dataset=dict(pipeline=train_pipeline))
 
 optim_wrapper = dict(optimizer=dict(_delete_=True, type='AdamW', lr=2e-3, weight_decay=0.05))
 param_scheduler = [

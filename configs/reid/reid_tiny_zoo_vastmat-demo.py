@@ -6,7 +6,9 @@ _base_ = ['./reid_tiny_vastmat-demo.py']
 max_iters = 100
 zoo_seconds_per_iter = 0.47  # measured on 2 cores (tools/zoo_benchmark.py prints the expected time from it)
 
-train_dataloader = dict(dataset=dict(triplet_sampler=dict(num_ids=8, ins_per_id=4)))
+# iteration-based: an endless sampler, so mmengine's loop does not restart the dataloader (and pause 2 s) each pass
+train_dataloader = dict(sampler=dict(type='InfiniteSampler', shuffle=True),
+                        dataset=dict(triplet_sampler=dict(num_ids=8, ins_per_id=4)))
 optim_wrapper = dict(optimizer=dict(lr=0.01))
 param_scheduler = [
     dict(type='LinearLR', start_factor=0.1, by_epoch=False, begin=0, end=20),

@@ -41,7 +41,9 @@ train_pipeline = [
     dict(type='TransformBroadcaster', share_random_params=True, transforms=train_transforms),
     dict(type='PackVastMATInputs')
 ]
-train_dataloader = dict(batch_size=4, dataset=dict(pipeline=train_pipeline))
+# iteration-based: an endless sampler, so mmengine's loop does not restart the dataloader (and pause 2 s) each pass
+train_dataloader = dict(batch_size=4, sampler=dict(type='InfiniteTrackImgSampler'),
+                        dataset=dict(pipeline=train_pipeline))
 
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 param_scheduler = [

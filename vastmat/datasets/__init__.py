@@ -3,6 +3,7 @@ demo data."""
 from .aflink_pairs import AFLinkPairs  # noqa: F401  (registers the dataset)
 from . import augmentation  # noqa: F401  (registers FairMOT's augmentations, AlignInstanceFields)
 from .frame_sampling import VastMATClipSample, VastMATRefFrameSample
+from . import samplers  # noqa: F401  (registers InfiniteTrackImgSampler)
 from .reid_crops import VastMATDetectionCrops, VastMATReIDDataset  # noqa: F401  (registers the datasets, transforms)
 from .trajectory_windows import TrajectoryWindowDataset  # noqa: F401  (registers the dataset)
 from .transforms import (LoadTrackingDetections, LoadVastMATAnnotations, LoadVideoDetections, PackVastMATInputs,

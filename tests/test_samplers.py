@@ -1,0 +1,30 @@
+"""InfiniteTrackImgSampler: mmdet's TrackImgSampler pass after pass, without mmengine's restart of the dataloader."""
+import pytest
+
+from vastmat.registry import DATA_SAMPLERS, DATASETS
+
+
+def video_dataset(root, test_mode):
+    return DATASETS.build(dict(type='VastMATDataset', data_root=root, protocol='protocol1', split='train',
+                               test_mode=test_mode, pipeline=[]))
+
+
+def test_passes_are_track_img_sampler_epochs(demo_root):
+    from mmdet.datasets.samplers import TrackImgSampler
+    dataset = video_dataset(demo_root, test_mode=False)
+    endless = iter(DATA_SAMPLERS.build(dict(type='InfiniteTrackImgSampler', dataset=dataset, seed=3)))
+    finite = TrackImgSampler(dataset, seed=3)
+    size = len(finite)
+    assert size == 8 * 12  # 8 train videos of 12 frames
+    expected = []
+    for epoch in range(3):
+        finite.set_epoch(epoch)
+        expected += list(finite)
+    got = [next(endless) for _ in range(3 * size)]
+    assert got == expected
+    assert got[:size] != got[size:2 * size] and sorted(got[:size]) == sorted(got[size:2 * size])
+
+
+def test_test_mode_is_refused(demo_root):
+    with pytest.raises(ValueError, match='test mode'):
+        DATA_SAMPLERS.build(dict(type='InfiniteTrackImgSampler', dataset=video_dataset(demo_root, True), seed=0))

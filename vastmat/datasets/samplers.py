@@ -1,0 +1,37 @@
+"""Samplers for iteration-based training (``IterBasedTrainLoop``).
+
+With a finite sampler, mmengine's loop restarts the dataloader at the end of every pass and sleeps 2 s each time
+(``_InfiniteDataloaderIterator``: "to prevent possible deadlock"); on the demo's small datasets that sleep was most
+of D2MP's and the ReID model's training time and 5 to 15 % of the others'. mmengine's ``InfiniteSampler`` is the
+cure for plain datasets; :class:`InfiniteTrackImgSampler` is the same for video datasets, whose frames mmdet's
+``TrackImgSampler`` gives.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from mmdet.datasets.samplers import TrackImgSampler
+
+from vastmat.registry import DATA_SAMPLERS
+
+
+@DATA_SAMPLERS.register_module()
+class InfiniteTrackImgSampler(TrackImgSampler):
+    """mmdet's ``TrackImgSampler`` in training mode, pass after pass without end: pass ``k`` is the frames of every
+    video shuffled with seed ``seed + k`` and split over the ranks, as ``TrackImgSampler`` at epoch ``k``, so the
+    order of the frames is the one a restarted ``TrackImgSampler`` gives, without mmengine's 2 s pause per pass.
+
+    Raises:
+        ValueError: the dataset is in test mode (tracking reads each video once, in order).
+    """
+
+    def __init__(self, dataset, seed: int | None = None) -> None:
+        super().__init__(dataset, seed=seed)
+        if self.test_mode:
+            raise ValueError('InfiniteTrackImgSampler: the dataset is in test mode; test dataloaders take '
+                             'TrackImgSampler (each video once, in frame order)')
+
+    def __iter__(self) -> Iterator:
+        while True:
+            yield from super().__iter__()
+            self.epoch += 1
