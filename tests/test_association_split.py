@@ -95,3 +95,11 @@ def test_overfit_recipe_drops_random_augmentations_only(config):
                        'RandomChoiceResize', 'ClipColorJitter', 'RandomApply'}
     assert kept & {'Resize', 'FixShapeResize'}  # the test scale
     assert cfg.model == Config.fromfile(osp.join(REPO, 'configs', config)).model  # the model as it was
+
+
+def test_overfit_recipe_trains_d2mp_at_the_official_rate_for_longer():
+    source = Config.fromfile(osp.join(REPO, 'configs', 'd2mp', 'd2mp_tiny_zoo_vastmat-demo.py'))
+    cfg = overfit_recipe(Config.fromfile(osp.join(REPO, 'configs', 'd2mp', 'd2mp_tiny_zoo_vastmat-demo.py')))
+    assert source.optim_wrapper.optimizer.lr == 1e-3 and source.train_cfg.max_iters == 100  # the zoo's
+    assert cfg.optim_wrapper.optimizer.lr == 1e-4 and cfg.train_cfg.max_iters == 2000  # official rate, memorises
+    assert cfg.model == source.model

@@ -41,6 +41,12 @@ PROTOCOL = 'protocol1'
 TRACKING_BAR = 0.80  # HOTA
 DETECTOR_BAR = 0.90  # AP50
 REID_BAR = 0.95  # rank-1
+# D2MP memorises at the official learning rate (Kroery/DiffMOT: Adam 1e-4, constant) given iterations: on the two
+# default videos (259 windows) its mean next-box IoU was 44.7 after 300 iterations and 78.2 after 2,000 (Kalman 65.2).
+# At the zoo's 1e-3 the loss, whose weight (t^2 - t + 1) / t reaches 1,000 near t = 0, jumps and the one-step sample
+# drifts to a constant shift of a quarter of the frame (IoU 0.0 after 100 iterations)
+D2MP_LR = 1e-4
+D2MP_ITERS = 2000
 
 
 def make_overfit_root(source_root: str, videos: list[str], out_root: str) -> str:
@@ -99,9 +105,9 @@ def _without_augmentation(pipeline: list, resize: dict | None) -> list:
 
 def overfit_recipe(cfg: Any) -> Any:
     """``cfg`` (a zoo training config) less its random augmentations: no flips, colour jitter, crops, affine
-    warps or mosaics, and inputs at the test pipeline's scale; a ReID model is tested on the crops it trains on.
-    Its model, losses, targets, sampling of frames and
-    clips, optimiser and schedule stay as they are."""
+    warps or mosaics, and inputs at the test pipeline's scale; a ReID model is tested on the crops it trains on;
+    D2MP trains at the official learning rate for :data:`D2MP_ITERS` iterations. Its model, losses, targets,
+    sampling of frames and clips, optimiser and (but for D2MP) schedule stay as they are."""
     dataset = cfg.train_dataloader.dataset
     test_loader = cfg.get('test_dataloader') or {}
     resize = _test_resize(test_loader.get('dataset', {}).get('pipeline') or [])
@@ -113,6 +119,9 @@ def overfit_recipe(cfg: Any) -> Any:
         for key in ('frame_interval', 'max_per_id', 'min_size'):
             if key in dataset:
                 test_loader.dataset[key] = dataset[key]
+    if cfg.model.get('type') == 'D2MP':
+        cfg.optim_wrapper.optimizer.lr = D2MP_LR
+        cfg.train_cfg.max_iters = D2MP_ITERS
     return cfg
 
 
