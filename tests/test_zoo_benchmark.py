@@ -161,6 +161,8 @@ def test_zoo_training_schedule_and_identity(demo_root, tmp_path):
     other = zoo_config(config, demo_root, 'protocol1', str(tmp_path), 'another label')
     set_schedule(other, 200, 3)
     assert _identity(other) == _identity(cfg)
+    other.zoo_seconds_per_iter = 9.9  # the expected time is shown, not trained
+    assert _identity(other) == _identity(cfg)
     set_schedule(other, 201, 3)
     assert _identity(other) != _identity(cfg)
     epochs = Config.fromfile(config_path('d2mp/d2mp_1xb2048-800e_vastmat-p1.py'))

@@ -120,9 +120,10 @@ def _training_settings(node: Any) -> Any:
 
 def _identity(cfg: Config) -> str:
     """A hash of what decides a training's result: the resolved config, less the progress display's label and
-    what only testing reads (test / val settings, the tracker's thresholds), so that test settings can change
-    without training again."""
-    settings = {key: value for key, value in cfg.to_dict().items() if not key.startswith(('test_', 'val_'))}
+    expected time (``zoo_seconds_per_iter``) and what only testing reads (test / val settings, the tracker's
+    thresholds), so that test settings can change without training again."""
+    settings = {key: value for key, value in cfg.to_dict().items()
+                if not key.startswith(('test_', 'val_')) and key != 'zoo_seconds_per_iter'}  # a display estimate
     settings['custom_hooks'] = [h for h in settings.get('custom_hooks') or [] if h.get('type') not in RUN_HOOKS]
     settings['model'] = _training_settings(settings.get('model', {}))
     text = json.dumps(settings, sort_keys=True, default=repr)
