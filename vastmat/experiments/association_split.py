@@ -29,10 +29,10 @@ BYTETRACK_THRESH = 0.3  # track_thresh of the ByteTrack run on a tracker's boxes
 WAYS = ('own', 'bytetrack', 'truth')
 
 
-def truth_identities(results: TrackResults, gt_frames: np.ndarray, gt_ids: np.ndarray, gt_boxes: np.ndarray,
-                     min_iou: float = TRUTH_IOU) -> TrackResults:
-    """The result boxes that match a ground-truth box at IoU >= ``min_iou`` (one to one per frame, Hungarian on
-    IoU), each with that ground-truth box's id; the other boxes are dropped."""
+def match_truth(results: TrackResults, gt_frames: np.ndarray, gt_ids: np.ndarray, gt_boxes: np.ndarray,
+                min_iou: float = TRUTH_IOU) -> tuple[np.ndarray, np.ndarray]:
+    """The result rows that match a ground-truth box at IoU >= ``min_iou`` (one to one per frame, Hungarian on IoU)
+    and the ids of those ground-truth boxes."""
     keep, ids = [], []
     for frame in np.unique(results.frames):
         rows = np.flatnonzero(results.frames == frame)
@@ -44,8 +44,15 @@ def truth_identities(results: TrackResults, gt_frames: np.ndarray, gt_ids: np.nd
         good = iou[pairs_r, pairs_t] >= min_iou
         keep.extend(rows[pairs_r[good]].tolist())
         ids.extend(gt_ids[truth[pairs_t[good]]].tolist())
-    keep = np.asarray(keep, np.int64)
-    return TrackResults(results.frames[keep], np.asarray(ids, np.int64), results.boxes[keep], results.scores[keep],
+    return np.asarray(keep, np.int64), np.asarray(ids, np.int64)
+
+
+def truth_identities(results: TrackResults, gt_frames: np.ndarray, gt_ids: np.ndarray, gt_boxes: np.ndarray,
+                     min_iou: float = TRUTH_IOU) -> TrackResults:
+    """The result boxes that match a ground-truth box (:func:`match_truth`), each with that ground-truth box's id;
+    the other boxes are dropped."""
+    keep, ids = match_truth(results, gt_frames, gt_ids, gt_boxes, min_iou)
+    return TrackResults(results.frames[keep], ids, results.boxes[keep], results.scores[keep],
                         results.line_numbers[keep], results.path)
 
 

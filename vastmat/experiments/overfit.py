@@ -47,6 +47,10 @@ REID_BAR = 0.95  # rank-1
 # drifts to a constant shift of a quarter of the frame (IoU 0.0 after 100 iterations)
 D2MP_LR = 1e-4
 D2MP_ITERS = 2000
+# the end-to-end trackers and QDTrack memorise given iterations too: their zoo schedules (350 to 500 iterations, cut
+# to the demo's time) stretched to these lengths, warm-up kept, the cosine decay spread over the whole (measured
+# below each bar's row in docs/zoo.md)
+TRACKER_ITERS = {'MOTIP': 3000, 'TransTrack': 3000, 'QDTrack': 1500}
 
 
 def make_overfit_root(source_root: str, videos: list[str], out_root: str) -> str:
@@ -107,7 +111,8 @@ def overfit_recipe(cfg: Any) -> Any:
     """``cfg`` (a zoo training config) less its random augmentations: no flips, colour jitter, crops, affine
     warps or mosaics, and inputs at the test pipeline's scale; a ReID model is tested on the crops it trains on;
     D2MP trains at the official learning rate for :data:`D2MP_ITERS` iterations. Its model, losses, targets,
-    sampling of frames and clips, optimiser and (but for D2MP) schedule stay as they are."""
+    sampling of frames and clips and optimiser stay as they are; D2MP, QDTrack, TransTrack and MOTIP train longer
+    (:data:`TRACKER_ITERS`)."""
     dataset = cfg.train_dataloader.dataset
     test_loader = cfg.get('test_dataloader') or {}
     resize = _test_resize(test_loader.get('dataset', {}).get('pipeline') or [])
@@ -119,10 +124,23 @@ def overfit_recipe(cfg: Any) -> Any:
         for key in ('frame_interval', 'max_per_id', 'min_size'):
             if key in dataset:
                 test_loader.dataset[key] = dataset[key]
-    if cfg.model.get('type') == 'D2MP':
+    model_type = cfg.model.get('type')
+    if model_type == 'D2MP':
         cfg.optim_wrapper.optimizer.lr = D2MP_LR
         cfg.train_cfg.max_iters = D2MP_ITERS
+    elif model_type in TRACKER_ITERS:
+        stretch_schedule(cfg, TRACKER_ITERS[model_type])
     return cfg
+
+
+def stretch_schedule(cfg: Any, iters: int) -> None:
+    """Train ``cfg`` for ``iters`` iterations: a scheduler that ended at the old length (a decay) now ends at
+    ``iters``, one that ended earlier (a warm-up) is kept."""
+    old = cfg.train_cfg.max_iters
+    cfg.train_cfg.max_iters = iters
+    for scheduler in cfg.get('param_scheduler') or []:
+        if scheduler.get('end') == old:
+            scheduler['end'] = iters
 
 
 def _loss_rows(model: str, training: Training) -> dict:
