@@ -1,5 +1,5 @@
 """Each learned tracker's association inputs measured directly, on videos it did not train on (issue 38;
-``tools/analysis/association_split.py --inputs``). Where :mod:`.association_split` scores the tracks, these measure
+``tools/analysis/association_split.py``, its second table). Where :mod:`.association_split` scores the tracks, these measure
 what the association is given, at the ground-truth boxes, so that a weak input is told apart from a weak use of it:
 
 * every tracker, from its results: **identity continuation**, the share of animals present in two consecutive frames
@@ -24,13 +24,11 @@ from typing import Any, Iterator
 import numpy as np
 import torch
 import torch.nn.functional as F
-from scipy.optimize import linear_sum_assignment
 
 from vastmat.datasets.formats import GroundTruth, TrackResults
-from vastmat.structures.bbox import ltwh_to_xyxy
-from vastmat.structures.pair_geometry import PairGeometry
+from vastmat.structures.bbox import ltwh_to_xyxy, paired_iou
 
-from .association_split import TRUTH_IOU, match_truth
+from .association_split import TRUTH_IOU, iou_pairs, match_truth
 
 
 def identity_continuation(results: TrackResults, gt: GroundTruth, min_iou: float = TRUTH_IOU) -> tuple[int, int]:
@@ -60,19 +58,17 @@ def frames_with_truth(model: Any, data_root: str, protocol: str, videos: list[st
     cfg.dataset = dict(cfg.dataset, data_root=data_root, protocol=protocol, split=None, videos=list(videos))
     cfg.num_workers, cfg.persistent_workers = 0, False
     loader = Runner.build_dataloader(cfg)
-    truth, current, frames = {}, None, []
+    gt, current, frames = None, None, []
     for batch in loader:
         data = model.data_preprocessor(batch, False)
         sample = data['data_samples'][0][0]
         video = sample.metainfo['video_name']
-        if video != current:
+        if video != current:  # the loader gives each video's frames together, in order
             if frames:
                 yield current, frames
             current, frames = video, []
-            if video not in truth:
-                sequence = load_sequence(data_root, video, with_gt=False)
-                truth[video] = read_gt(f'{sequence.directory}/gt/gt.txt', sequence.length)
-        gt = truth[video]
+            sequence = load_sequence(data_root, video, with_gt=False)
+            gt = read_gt(f'{sequence.directory}/gt/gt.txt', sequence.length)
         rows = np.flatnonzero((gt.frames == int(sample.metainfo['frame_id']) + 1) & (gt.valid == 1))
         original = ltwh_to_xyxy(gt.boxes[rows])
         scale = np.tile(np.asarray(sample.metainfo.get('scale_factor') or (1.0, 1.0), np.float64), 2)
@@ -137,26 +133,13 @@ def embedding_retrieval(model: Any, data_root: str, protocol: str, videos: list[
 
 
 # ------------------------------------------------------------------------------------------------ TransTrack
-def _one_to_one(boxes_a: np.ndarray, boxes_b: np.ndarray, min_iou: float) -> list[tuple[int, int]]:
-    """Pairs ``(a, b)`` of the Hungarian assignment on IoU (``x1 y1 x2 y2``) with IoU >= ``min_iou``."""
-    if not len(boxes_a) or not len(boxes_b):
-        return []
-    iou = PairGeometry(boxes_a, boxes_b).iou
-    rows, cols = linear_sum_assignment(-iou)
-    return [(int(r), int(c)) for r, c in zip(rows, cols) if iou[r, c] >= min_iou]
-
-
-def _pair_iou(a: np.ndarray, b: np.ndarray) -> float:
-    return float(PairGeometry(a[None], b[None]).iou[0, 0])
-
-
 @torch.no_grad()
 def track_box_iou(model: Any, data_root: str, protocol: str, videos: list[str],
                   min_iou: float = TRUTH_IOU) -> dict[str, float]:
     """TransTrack's track boxes against the next frame's truth (module docstring): ``{'track_iou', 'track_hit'
     (share at IoU >= 0.5), 'still_iou', 'still_hit' (the previous frame's box), 'followed'}``."""
     threshold = float(model.tracker.track_thresh)
-    track, still = [], []
+    track, still, truth = [], [], []  # per followed animal: its track box, previous box and box in this frame
     for _, frames in frames_with_truth(model, data_root, protocol, videos):
         model.start_video()
         previous = None
@@ -166,18 +149,19 @@ def track_box_iou(model: Any, data_root: str, protocol: str, videos: list[str],
                 prev_dets, prev_ids, prev_boxes = previous
                 confident = np.flatnonzero(prev_dets.scores >= threshold)
                 now = {int(i): row for row, i in enumerate(ids)}
-                for query, animal in _one_to_one(prev_dets.bboxes[confident], prev_boxes, min_iou):
+                for query, animal in zip(*iou_pairs(prev_dets.bboxes[confident], prev_boxes, min_iou)):
                     target = now.get(int(prev_ids[animal]))
-                    if target is None:
-                        continue
-                    track.append(_pair_iou(extra['tracking'].bboxes[confident[query]], boxes[target]))
-                    still.append(_pair_iou(prev_dets.bboxes[confident[query]], boxes[target]))
+                    if target is not None:
+                        track.append(extra['tracking'].bboxes[confident[query]])
+                        still.append(prev_dets.bboxes[confident[query]])
+                        truth.append(boxes[target])
             previous = (detections, ids, boxes)
-    track_arr, still_arr = np.asarray(track), np.asarray(still)
-    return dict(track_iou=float(track_arr.mean()) if len(track) else 0.0,
-                track_hit=float((track_arr >= min_iou).mean()) if len(track) else 0.0,
-                still_iou=float(still_arr.mean()) if len(still) else 0.0,
-                still_hit=float((still_arr >= min_iou).mean()) if len(still) else 0.0, followed=len(track))
+    out = dict(followed=len(truth))
+    for key, found in (('track', track), ('still', still)):
+        iou = paired_iou(np.asarray(found).reshape(-1, 4), np.asarray(truth).reshape(-1, 4))
+        out[f'{key}_iou'] = float(iou.mean()) if len(iou) else 0.0
+        out[f'{key}_hit'] = float((iou >= min_iou).mean()) if len(iou) else 0.0
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------ MOTIP

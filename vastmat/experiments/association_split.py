@@ -37,14 +37,21 @@ def match_truth(results: TrackResults, gt_frames: np.ndarray, gt_ids: np.ndarray
     for frame in np.unique(results.frames):
         rows = np.flatnonzero(results.frames == frame)
         truth = np.flatnonzero(gt_frames == frame)
-        if not len(truth):
-            continue
-        iou = PairGeometry(ltwh_to_xyxy(results.boxes[rows]), ltwh_to_xyxy(gt_boxes[truth])).iou
-        pairs_r, pairs_t = linear_sum_assignment(-iou)
-        good = iou[pairs_r, pairs_t] >= min_iou
-        keep.extend(rows[pairs_r[good]].tolist())
-        ids.extend(gt_ids[truth[pairs_t[good]]].tolist())
+        pairs_r, pairs_t = iou_pairs(ltwh_to_xyxy(results.boxes[rows]), ltwh_to_xyxy(gt_boxes[truth]), min_iou)
+        keep.extend(rows[pairs_r].tolist())
+        ids.extend(gt_ids[truth[pairs_t]].tolist())
     return np.asarray(keep, np.int64), np.asarray(ids, np.int64)
+
+
+def iou_pairs(boxes_a: np.ndarray, boxes_b: np.ndarray, min_iou: float) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``boxes_a`` and of ``boxes_b`` (``x1 y1 x2 y2``) paired one to one by the Hungarian assignment on IoU,
+    the pairs at IoU >= ``min_iou``."""
+    if not len(boxes_a) or not len(boxes_b):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    iou = PairGeometry(boxes_a, boxes_b).iou
+    rows, cols = linear_sum_assignment(-iou)
+    good = iou[rows, cols] >= min_iou
+    return rows[good], cols[good]
 
 
 def truth_identities(results: TrackResults, gt_frames: np.ndarray, gt_ids: np.ndarray, gt_boxes: np.ndarray,

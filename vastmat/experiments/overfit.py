@@ -110,9 +110,9 @@ def _without_augmentation(pipeline: list, resize: dict | None) -> list:
 def overfit_recipe(cfg: Any) -> Any:
     """``cfg`` (a zoo training config) less its random augmentations: no flips, colour jitter, crops, affine
     warps or mosaics, and inputs at the test pipeline's scale; a ReID model is tested on the crops it trains on;
-    D2MP trains at the official learning rate for :data:`D2MP_ITERS` iterations. Its model, losses, targets,
-    sampling of frames and clips and optimiser stay as they are; D2MP, QDTrack, TransTrack and MOTIP train longer
-    (:data:`TRACKER_ITERS`)."""
+    D2MP trains at the official learning rate for :data:`D2MP_ITERS` iterations, and QDTrack, TransTrack and MOTIP
+    longer than in the zoo (:data:`TRACKER_ITERS`). Its model, losses, targets, sampling of frames and clips and
+    optimiser stay as they are."""
     dataset = cfg.train_dataloader.dataset
     test_loader = cfg.get('test_dataloader') or {}
     resize = _test_resize(test_loader.get('dataset', {}).get('pipeline') or [])
