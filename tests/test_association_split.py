@@ -103,3 +103,16 @@ def test_overfit_recipe_trains_d2mp_at_the_official_rate_for_longer():
     assert source.optim_wrapper.optimizer.lr == 1e-3 and source.train_cfg.max_iters == 100  # the zoo's
     assert cfg.optim_wrapper.optimizer.lr == 1e-4 and cfg.train_cfg.max_iters == 2000  # official rate, memorises
     assert cfg.model == source.model
+
+
+@pytest.mark.parametrize('config, iters', [('motip/motip_tiny_zoo_vastmat-demo.py', 3000),
+                                           ('transtrack/transtrack_tiny_zoo_vastmat-demo.py', 3000),
+                                           ('qdtrack/qdtrack_tiny_zoo_vastmat-demo.py', 1500)])
+def test_overfit_recipe_stretches_the_zoo_schedule_keeping_the_warm_up(config, iters):
+    source = Config.fromfile(osp.join(REPO, 'configs', config))
+    cfg = overfit_recipe(Config.fromfile(osp.join(REPO, 'configs', config)))
+    assert cfg.train_cfg.max_iters == iters > source.train_cfg.max_iters
+    warm_up, decay = cfg.param_scheduler
+    assert (warm_up.type, warm_up.end) == ('LinearLR', source.param_scheduler[0].end)  # kept
+    assert (decay.type, decay.begin, decay.end) == ('CosineAnnealingLR', source.param_scheduler[1].begin, iters)
+    assert cfg.optim_wrapper == source.optim_wrapper and cfg.model == source.model
