@@ -28,7 +28,10 @@ def overfit_root(demo_root, tmp_path_factory):
 
 
 def _point(cfg, root):
-    for loader in ('train_dataloader', 'test_dataloader'):
+    # the validation loader too: mmengine builds it at the start of training even when it never runs
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        if not cfg.get(loader):
+            continue
         dataset = cfg[loader].dataset
         dataset = dataset.get('dataset', dataset) if dataset.get('type') != 'VastMATDataset' else dataset
         dataset.data_root = root
