@@ -102,7 +102,7 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
     its kept checkpoints; a second run trains nothing."""
     work = tmp_path / 'zoo'
     out = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', work, '--train-iters', '2',
-               '--matchers', 'original', 'cda_fixed')
+               '--matchers', 'original', 'cda_fixed', '--threshold-scales', '0.5', '1.0')
     eight = {'ByteTrack', 'TrackTrack', 'DiffMOT', 'QDTrack', 'FairMOT', 'TransTrack', 'MOTIP', 'TCEI'}
     assert eight <= set(out['table5']), out['skipped']
     rows8 = set(out['table8']['protocol1'])
@@ -121,8 +121,24 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
     assert training['ByteTrack']['learned'] == 'detector'
     assert training['DiffMOT']['learned'] == 'D2MP (motion)'
     assert osp.getsize(work / 'hota_vs_training.png') > 0
+    # the one threshold rule: every joint and end-to-end model at the scale of the official thresholds that tracks
+    # the dev videos best (ties: the larger), recorded with the dev HOTA of every scale
+    from mmengine.config import Config
+
+    from vastmat.models.trackers.zoo import config_path
+    thresholds = out['thresholds']['protocol1']
+    assert set(thresholds) == {'FairMOT', 'QDTrack', 'TransTrack', 'MOTIP', 'TCEI'}
+    for name, chosen in thresholds.items():
+        hota = chosen['hota']
+        assert set(hota) == {'0.5', '1'} and chosen['split'] == 'dev'
+        assert chosen['scale'] == (1.0 if hota['1'] >= hota['0.5'] else 0.5), name
+        assert training[name]['thresholds'] == chosen['scale']
+    motip = Config.fromfile(config_path('motip/motip_tiny_zoo_vastmat-demo.py'))
+    scale = thresholds['MOTIP']['scale']
+    assert thresholds['MOTIP']['thresholds'] == {key: round(value * scale, 4)
+                                                 for key, value in motip.zoo_official_thresholds.items()}
     again = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', work, '--train-iters', '2',
-                 '--matchers', 'original', 'cda_fixed')
+                 '--matchers', 'original', 'cda_fixed', '--threshold-scales', '0.5', '1.0')
     assert all(row['reused'] for row in again['training']['protocol1'].values())
     assert again['table5'] == out['table5']
 

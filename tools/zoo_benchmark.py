@@ -5,7 +5,8 @@ paper's Table 5 and Table 8 layouts.
 
     python tools/zoo_benchmark.py [--data-root DIR] [--protocols protocol1 [protocol2]] [--trackers NAME ...]
         [--work-dir W] [--det-root [PROTOCOL=]DIR ...] [--checkpoint [PROTOCOL=]CKPT ...] [--det-config CONFIG]
-        [--train-iters N] [--matchers original cda_fixed cda_adaptive,k=0.1 ...] [--preset vastmat] [--threads 2]
+        [--train-iters N] [--matchers original cda_fixed cda_adaptive,k=0.1 ...] [--threshold-scales S ...]
+        [--no-calibration] [--preset vastmat] [--threads 2]
 
 Steps, per protocol (the expected time is printed first, each stage's time when it ends):
 1. data: ``--data-root`` (default ``data/demo``: the built-in demo dataset, rendered when absent);
@@ -16,7 +17,9 @@ Steps, per protocol (the expected time is printed first, each stage's time when 
    included), trained as its class declares (:mod:`vastmat.experiments.zoo`): on the cached detections with the
    learned inputs it reads (TrackTrack: a ReID model's features; DiffMOT: a D2MP), or as a whole joint or end-to-end
    model (FairMOT, QDTrack, TransTrack, MOTIP; TCEI on MOTIP's checkpoint). Every training runs once (``--train-iters``
-   overrides every length) and is reused by later runs; each learned tracker is scored at every kept checkpoint;
+   overrides every length) and is reused by later runs; each learned tracker is scored at every kept checkpoint.
+   A joint or end-to-end model is tested at its official score thresholds times the scale of ``--threshold-scales``
+   that tracks the protocol's dev videos best (train videos held for tuning; never the test videos);
 4. evaluation (TrackEval, ``--preset``), the tables printed and saved: W/zoo.json, W/table5.csv, W/table8.csv,
    W/hota_cdf.png (per-video HOTA), W/hota_by_tracker.png, W/hota_vs_training.png; each run's results and metrics
    under W/<protocol>/.
@@ -33,7 +36,7 @@ DEFAULT_MATCHERS = ('original', 'cda_fixed', 'cda_adaptive')
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from vastmat.evaluation.mot_eval import PRESETS
-    from vastmat.experiments.zoo import DEMO_DETECTOR
+    from vastmat.experiments.zoo import DEMO_DETECTOR, THRESHOLD_SCALES
     from vastmat.experiments.zoo_benchmark import DEMO_ROOT
     from vastmat.utils.threads import default_threads
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -51,12 +54,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--matchers', nargs='+', default=list(DEFAULT_MATCHERS),
                         help="original (each tracker's own) and/or names of configs/matchers/*.py, each with "
                         'its keys as --matcher takes them (cda_fixed,alpha=0.5)')
+    parser.add_argument('--threshold-scales', nargs='+', type=float, default=list(THRESHOLD_SCALES), metavar='S',
+                        help='the grid of the one threshold rule of the tiny models: official thresholds times the '
+                        'scale that tracks the dev videos best (default: %(default)s)')
+    parser.add_argument('--no-calibration', action='store_true',
+                        help="test the joint and end-to-end models at their configs' own thresholds")
     parser.add_argument('--preset', default='vastmat', choices=PRESETS, help='evaluation preset')
     parser.add_argument('--threads', type=int, default=default_threads(),
                         help='torch CPU threads (default: $OMP_NUM_THREADS where set, else 2; docs/zoo.md)')
     args = parser.parse_args(argv)
     if args.train_iters is not None and args.train_iters < 1:
         parser.error(f'--train-iters must be >= 1, got {args.train_iters}')
+    if not all(scale > 0 for scale in args.threshold_scales):
+        parser.error(f'--threshold-scales must be > 0, got {args.threshold_scales}')
     return args
 
 

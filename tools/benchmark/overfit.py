@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     root = make_overfit_root(args.data_root, args.videos, osp.join(work_dir, 'data'))
     console.print(f'overfitting {", ".join(args.videos)} ({root}: train = test), without random augmentations')
     ctx = ZooContext(root, PROTOCOL, list(args.videos), osp.join(work_dir, PROTOCOL),
-                     train_iters=args.train_iters, log=console.print, recipe=overfit_recipe)
+                     train_iters=args.train_iters, log=console.print, recipe=overfit_recipe,
+                     calibration_split=None)  # tested on its training videos at the configs' own thresholds
     with torch_threads(args.threads):
         rows = overfit_rows(ctx, members, None if args.no_detector else DEMO_DETECTOR)
     table = Table(title=f'Overfit benchmark: trained and tested on {", ".join(args.videos)}')

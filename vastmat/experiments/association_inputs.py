@@ -247,15 +247,14 @@ def zoo_association_inputs(ctx: Any, members: list) -> dict[str, dict]:
 
     from vastmat.apis import init_model
 
-    from .zoo import model_run_dir, run_model_member, train
+    from .zoo import run_model_member, train
     by_name = {m.name: m for m in members}
     out = {}
     for member in members:
         if member.checkpoint_of or not member.demo_config:
             continue
-        run_model_member(ctx, member, ['original'], by_name)
+        run_dir = osp.dirname(run_model_member(ctx, member, ['original'], by_name)['runs']['original']['results'])
         training = train(ctx, member.demo_config, member.name)
-        run_dir = model_run_dir(training, member.name, ctx.preset, training.checkpoints[-1][0], 'original')
         configs = sorted(glob.glob(osp.join(run_dir, '*.py')))
         if not configs:
             raise FileNotFoundError(f'{run_dir}: no test config of {member.name} (run the zoo first)')

@@ -114,15 +114,12 @@ def zoo_results_dirs(ctx, members: list) -> dict[str, str]:
     """``{tracker: results folder}`` of the zoo's test of every joint or end-to-end member (``members``: zoo
     trackers) at its last checkpoint with its own association: the runs of
     :func:`vastmat.experiments.zoo.run_model_member`, reused where the zoo ran them, else trained and tested now."""
-    from .zoo import model_run_dir, run_model_member, train
+    from .zoo import run_model_member
     by_name = {m.name: m for m in members}
     out = {}
     for member in members:
         owner = by_name.get(member.checkpoint_of) if member.checkpoint_of else member
         if owner is None or not owner.demo_config:
             continue
-        run_model_member(ctx, member, ['original'], by_name)
-        training = train(ctx, owner.demo_config, owner.name)
-        out[member.name] = osp.join(model_run_dir(training, member.name, ctx.preset, training.checkpoints[-1][0],
-                                                  'original'), 'results')
+        out[member.name] = run_model_member(ctx, member, ['original'], by_name)['runs']['original']['results']
     return out

@@ -158,7 +158,9 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
         if not videos:
             raise UserInputError(f'{args.data_root}: {protocol}/test lists no videos')
         ctx = ZooContext(args.data_root, protocol, videos, osp.join(args.work_dir, protocol), args.preset,
-                         args.train_iters, log=console.print)
+                         args.train_iters, log=console.print,
+                         calibration_split=None if args.no_calibration else 'dev',
+                         threshold_scales=tuple(args.threshold_scales))
         print_plan(ctx, members, args, det_roots, checkpoints, console)
         detections[protocol] = {}
         if any(m.on_cached_detections for m in members):

@@ -43,7 +43,8 @@ def table5(results: dict, protocols: list[str]) -> tuple[dict, list]:
 
 def training_rows(results: dict, detections: dict, protocol: str) -> dict:
     """What each tracker learned: the trained part, its iterations and minutes, HOTA at the first and last kept
-    checkpoint (the detector's training for the trackers on its boxes)."""
+    checkpoint (the detector's training for the trackers on its boxes), and the scale of the official thresholds
+    its test calibrated (``thresholds``; None where it calibrated none)."""
     rows = {}
     detector = detections.get('training')
     for tracker, member in results[protocol].items():
@@ -57,6 +58,7 @@ def training_rows(results: dict, detections: dict, protocol: str) -> dict:
             iterations=(training or {}).get('iterations'),
             minutes=(training or {}).get('seconds', float('nan')) / 60,
             reused=(training or {}).get('reused'),
+            thresholds=(member.get('thresholds') or {}).get('scale'),
             HOTA_first=curve[0]['HOTA'] if curve else float('nan'),
             first_iteration=curve[0]['iteration'] if curve else None,
             HOTA=run['metrics']['COMBINED']['HOTA'])
@@ -67,13 +69,14 @@ def print_training_table(rows: dict, protocol: str, console: Console) -> None:
     from rich.table import Table
     table = Table(title=f'What each tracker learned ({PROTOCOL_LABEL.get(protocol, protocol)}): HOTA at the first '
                   'kept checkpoint and at the last')
-    for header in ('tracker', 'learned', 'iterations', 'train min', 'HOTA 1st ckpt (iter)', 'HOTA'):
+    for header in ('tracker', 'learned', 'iterations', 'train min', 'thresholds', 'HOTA 1st ckpt (iter)', 'HOTA'):
         table.add_column(header, justify='left' if header in ('tracker', 'learned') else 'right')
     for name, row in rows.items():
         first = '-' if row['first_iteration'] is None else f'{100 * row["HOTA_first"]:.1f} ({row["first_iteration"]})'
+        scale = row.get('thresholds')
         table.add_row(name, row['learned'], str(row['iterations'] or '-'),
-                      '-' if row['minutes'] != row['minutes'] else f'{row["minutes"]:.1f}', first,
-                      f'{100 * row["HOTA"]:.1f}')
+                      '-' if row['minutes'] != row['minutes'] else f'{row["minutes"]:.1f}',
+                      '-' if scale is None else f'x{scale:g} official', first, f'{100 * row["HOTA"]:.1f}')
     console.print(table)
 
 
@@ -153,7 +156,8 @@ def report(args: Any, detections: dict, results: dict, console: Console) -> dict
     rows5, columns5 = table5(results, args.protocols)
     saved = ['zoo.json']
     out: dict[str, Any] = dict(settings=dict(data_root=args.data_root, protocols=args.protocols,
-                                             matchers=args.matchers, preset=args.preset, trackers=args.trackers),
+                                             matchers=args.matchers, preset=args.preset, trackers=args.trackers,
+                                             threshold_scales=None if args.no_calibration else args.threshold_scales),
                                detections=detections, skipped=skipped)
     if rows5:
         table, ranks = ranked_table(rows5, columns5, f'Table 5 layout: trackers with their original association '
@@ -167,6 +171,8 @@ def report(args: Any, detections: dict, results: dict, console: Console) -> dict
         suffix = '' if len(args.protocols) == 1 else f'_{protocol}'
         out['training'][protocol] = training_rows(results, detections[protocol], protocol)
         out['curves'][protocol] = {t: m['curve'] for t, m in results[protocol].items() if m.get('curve')}
+        out.setdefault('thresholds', {})[protocol] = {t: m['thresholds'] for t, m in results[protocol].items()
+                                                      if m.get('thresholds')}
         if out['training'][protocol]:
             print_training_table(out['training'][protocol], protocol, console)
         if plot_learning(results, protocol, osp.join(args.work_dir, f'hota_vs_training{suffix}.png')):

@@ -22,8 +22,9 @@ from mmengine.config import Config
 
 from vastmat.utils.io import write_json_atomic
 
-RECORD = 'zoo_training.json'
-RUN_HOOKS = ('ProgressBarHook', 'AdaptiveThreadsHook')  # how a run is shown and paced, not what it learns  # written last in a training's work dir: its presence marks a finished training
+RECORD = 'zoo_training.json'  # written last in a training's work dir: its presence marks a finished training
+RUN_HOOKS = ('ProgressBarHook', 'AdaptiveThreadsHook')  # how a run is shown and paced, not what it learns
+UNTRAINED_KEYS = ('zoo_seconds_per_iter', 'zoo_official_thresholds')  # a display estimate; test thresholds
 
 
 @dataclass
@@ -121,9 +122,9 @@ def _training_settings(node: Any) -> Any:
 def _identity(cfg: Config) -> str:
     """A hash of what decides a training's result: the resolved config, less the progress display's label and
     expected time (``zoo_seconds_per_iter``) and what only testing reads (test / val settings, the tracker's
-    thresholds), so that test settings can change without training again."""
+    thresholds and the official ones the zoo scales), so that test settings can change without training again."""
     settings = {key: value for key, value in cfg.to_dict().items()
-                if not key.startswith(('test_', 'val_')) and key != 'zoo_seconds_per_iter'}  # a display estimate
+                if not key.startswith(('test_', 'val_')) and key not in UNTRAINED_KEYS}
     settings['custom_hooks'] = [h for h in settings.get('custom_hooks') or [] if h.get('type') not in RUN_HOOKS]
     settings['model'] = _training_settings(settings.get('model', {}))
     text = json.dumps(settings, sort_keys=True, default=repr)
@@ -180,12 +181,18 @@ def expected_seconds(cfg: Config, iters: int | None = None) -> float:
     return per_iter * (iters if iters is not None else cfg.train_cfg.get('max_iters', 0))
 
 
+def scaled_thresholds(cfg: Config, scale: float) -> dict[str, float]:
+    """``{dotted key: official value x scale}`` of the score thresholds a tiny zoo config declares in
+    ``zoo_official_thresholds`` (empty when it declares none), for ``Config.merge_from_dict``."""
+    return {key: round(value * scale, 4) for key, value in (cfg.get('zoo_official_thresholds') or {}).items()}
+
+
 def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], out_dir: str, preset: str,
-                        dump_dets: str | None = None) -> dict:
-    """Track the test videos with a whole tracking model (``cfg``: a :func:`zoo_config`, a matcher swapped in by
-    :func:`vastmat.apis.swap_matcher` beforehand) at ``checkpoint`` and score them with TrackEval (per video and
-    COMBINED, as :func:`vastmat.apis.track_and_score`); ``dump_dets`` also writes its detections.
-    ``out_dir/metrics.json`` (written last) is reused when present."""
+                        dump_dets: str | None = None, split: str = 'test') -> dict:
+    """Track the ``split`` videos (``videos``: their names) with a whole tracking model (``cfg``: a
+    :func:`zoo_config`, a matcher swapped in by :func:`vastmat.apis.swap_matcher` beforehand) at ``checkpoint`` and
+    score them with TrackEval (per video and COMBINED, as :func:`vastmat.apis.track_and_score`); ``dump_dets`` also
+    writes its detections. ``out_dir/metrics.json`` (written last) is reused when present."""
     from vastmat.engine.cli import apply_tracking_options, build_quiet_runner
     from vastmat.evaluation.mot_eval import evaluate, sequence_specs
     saved = osp.join(out_dir, 'metrics.json')
@@ -194,7 +201,7 @@ def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], 
     cfg = copy.deepcopy(cfg)  # Config.copy is shallow: the evaluator's outfile_dir would be shared
     cfg.work_dir = out_dir
     cfg.load_from = checkpoint
-    cfg.test_dataloader.dataset.split = 'test'
+    cfg.test_dataloader.dataset.split = split
     apply_tracking_options(cfg, argparse.Namespace(dump_dets=dump_dets, workers=0))
     runner = build_quiet_runner(cfg)
     if dump_dets is not None:
