@@ -157,7 +157,7 @@ def track_on_cached(ctx: ZooContext, member: ZooTracker, matcher: str, det_root:
                                            ctx.preset, extra_det_roots=extra_det_roots)
     except MissingTrackerInput as exc:  # e.g. appearance features the cached detections do not carry
         return dict(skipped=str(exc))
-    return dict(metrics=metrics, seconds=seconds)
+    return dict(metrics=metrics, seconds=seconds, results=osp.join(run_dir, 'results'))
 
 
 def folder_digest(folder: str) -> str:
@@ -219,8 +219,8 @@ def run_cached_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], 
         raise ValueError(f'{member.name}: the zoo trains one learned part per tracker, got {member.demo_parts}')
     (kind, config), = member.demo_parts.items()
     training = train(ctx, config, f'{member.name} {kind}')
-    out['training'] = dict(config=config, seconds=training.seconds, iterations=training.max_iters,
-                           reused=training.reused, kind=PART_LABELS.get(kind, kind))
+    out['training'] = dict(config=config, checkpoint=training.checkpoint, seconds=training.seconds,
+                           iterations=training.max_iters, reused=training.reused, kind=PART_LABELS.get(kind, kind))
     for iteration, checkpoint in training.checkpoints:
         last = iteration == training.checkpoints[-1][0]
         roots = part_inputs(ctx, kind, config, training, iteration, checkpoint, det_root, extra_det_roots)
@@ -284,7 +284,8 @@ def run_model_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], m
         raise ValueError(f'{member.name}: zoo_checkpoint_of {member.checkpoint_of!r} is not a zoo tracker')
     training = train(ctx, owner.demo_config, owner.name)
     out: dict[str, Any] = dict(runs={}, curve=[], training=dict(
-        config=owner.demo_config, seconds=training.seconds, iterations=training.max_iters, reused=training.reused,
+        config=owner.demo_config, checkpoint=training.checkpoint, seconds=training.seconds,
+        iterations=training.max_iters, reused=training.reused,
         kind='checkpoint of ' + owner.name if member.checkpoint_of else 'model'))
     cfg = zoo_config(member.demo_config, ctx.data_root, ctx.protocol, ctx.work_dir, f'{member.name}')
     calibration = calibrate_thresholds(ctx, member.name, cfg, training)

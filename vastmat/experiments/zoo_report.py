@@ -55,6 +55,9 @@ def training_rows(results: dict, detections: dict, protocol: str) -> dict:
             continue
         rows[tracker] = dict(
             learned=(training or {}).get('kind', 'given detections'),
+            config=(training or {}).get('config'),
+            checkpoint=(training or {}).get('checkpoint') or (detections.get('checkpoint') if training is detector
+                                                               else None),
             iterations=(training or {}).get('iterations'),
             minutes=(training or {}).get('seconds', float('nan')) / 60,
             reused=(training or {}).get('reused'),
@@ -145,6 +148,9 @@ def report(args: Any, detections: dict, results: dict, console: Console) -> dict
     from vastmat.models.trackers import zoo_trackers
     from vastmat.evaluation.report import ranked_table, write_ranked_csv
     from vastmat.utils.io import write_json_atomic
+    from vastmat.utils.provenance import code_commit, now_iso
+
+    from .report import write_report
 
     console.print('[4/4] results')
     skipped = {f'{protocol}/{t}/{m}': run['skipped'] for protocol in args.protocols
@@ -195,6 +201,13 @@ def report(args: Any, detections: dict, results: dict, console: Console) -> dict
         plot_hota_by_tracker(results, protocol, osp.join(args.work_dir, f'hota_by_tracker{suffix}.png'))
     out['runs'] = {protocol: {f'{t}/{m}': dict(run['metrics'], seconds=run['seconds'])
                               for (t, m), run in runs_of(results, protocol).items()} for protocol in args.protocols}
+    out['results_dirs'] = {protocol: {f'{t}/{m}': run['results'] for (t, m), run in runs_of(results, protocol).items()
+                                      if run.get('results')} for protocol in args.protocols}
+    out['provenance'] = dict(commit=code_commit(), date=now_iso())
     write_json_atomic(out, osp.join(args.work_dir, 'zoo.json'))
+    page = write_report([args.work_dir], osp.join(args.work_dir, 'report.html'), 'VastMAT zoo benchmark',
+                        log=console.print)
+    saved.append('report.html')
     console.print(f'saved in {args.work_dir}: {", ".join(saved)}')
+    console.print(f'report to browse (offline): {page["path"]} ({page["bytes"] / 1e6:.1f} MB)')
     return out
