@@ -1,8 +1,8 @@
 """MOTIP: the model on mmdet's Deformable DETR (the official parameter count, a full-size forward pass), its training
-step (matched query outputs as identity tokens, gradients on part of the frames, the ID loss), clip sampling,
-separate gradient clipping, and the tiny config trained, resumed and tracked end to end, then re-tracked with TCEI's
-calibration on the same checkpoint. The ID decoder and targets (test_motip_modules.py), the runtime tracker
-(test_motip_tracker.py) and TCEI (test_tcei.py) have their own tests."""
+step (matched query outputs as identity tokens, gradients on part of the frames, the ID loss), separate gradient
+clipping, and the tiny config trained, resumed and tracked end to end, then re-tracked with TCEI's calibration on the
+same checkpoint. The ID decoder and targets (test_motip_modules.py), the runtime tracker (test_motip_tracker.py), the
+training clips and crop (test_motip_training_data.py) and TCEI (test_tcei.py) have their own tests."""
 import copy
 import glob
 import json
@@ -193,39 +193,6 @@ def test_model_checks_its_parts():
         MODELS.build(bad)
 
 
-# ------------------------------------------------------------------------------------------------ sampling
-def video(num_frames, rate=10):
-    return dict(video_id=0, video_name='v', video_length=num_frames,
-                images=[dict(frame_id=i, frame_rate=rate, img_path=f'{i}.jpg') for i in range(num_frames)])
-
-
-def test_clip_sampling_follows_the_official_random_interval():
-    from vastmat.datasets import VastMATClipSample
-    sampler = VastMATClipSample(clip_length=5, max_interval_seconds=0.2)
-    random.seed(0)
-    seen = set()
-    for _ in range(200):
-        out = sampler.transform(dict(video(40), key_frame_id=3))
-        frames = out['frame_id']
-        steps = set(np.diff(frames).tolist())
-        assert frames[0] == 3 and len(frames) == 5 and len(steps) == 1 and steps <= {1, 2}  # 0.2 s at 10 FPS
-        seen |= steps
-        assert out['key_frame_flags'] == [True, False, False, False, False]
-    assert seen == {1, 2}
-    assert {np.diff(sampler.transform(dict(video(40, rate=20), key_frame_id=0))['frame_id'])[0]
-            for _ in range(100)} == {1, 2, 3, 4}  # 4 frames at 20 FPS (the official)
-    # a start near the end: the clip starts at length - clip_length (interval 1 then fits only)
-    assert sampler.transform(dict(video(40), key_frame_id=38))['frame_id'] == [35, 36, 37, 38, 39]
-    # the interval never runs past the end: from 30, (40 - 30 - 1) // 4 = 2
-    assert max(sampler.transform(dict(video(40), key_frame_id=30))['frame_id'][-1] for _ in range(50)) <= 39
-    # a video shorter than the clip gives all its frames
-    assert sampler.transform(dict(video(3), key_frame_id=1))['frame_id'] == [0, 1, 2]
-    with pytest.raises(ValueError, match='no frame rate'):
-        sampler.transform(dict(video(10, rate=None), key_frame_id=0))
-    with pytest.raises(ValueError, match='clip_length must be >= 1'):
-        VastMATClipSample(clip_length=0)
-
-
 def test_separate_clipping_clips_each_part_to_the_max_norm():
     """MOTIP's SEPARATE_CLIP_NORM: the DETR's gradients and the rest's are each clipped to max_norm (mmengine's
     OptimWrapper would scale both by the same factor)."""
@@ -347,6 +314,10 @@ def test_tcei_tracks_with_the_tiny_motip_checkpoint(trained, demo_root, tmp_path
     assert all(len(rows) for rows in read_results(out, videos).values())
 
     cfg = Config.fromfile(TCEI_TINY)
+    # TCEI recalibrates only detections first assigned a tracked label; after 12 iterations the ID words' softmax is
+    # near uniform (about 1/9 each), below the official id_thresh 0.2, so whether any detection keeps a label would
+    # depend on the checkpoint's noise: with 0 the initial assignment keeps the claimed tracked labels
+    cfg.model.tracker.id_thresh = 0.0
     model = build(cfg.model)
     model.load_state_dict(torch.load(trained / 'iter_12.pth', weights_only=True)['state_dict'])  # strict
     model.eval()

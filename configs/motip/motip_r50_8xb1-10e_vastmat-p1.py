@@ -60,28 +60,42 @@ model = dict(
         miss_tolerance=30,
         assignment_protocol='object-max'))
 
+# a training frame has 1 to 300 evaluated identities (official data/util.py is_legal, 300 = its DETR's queries): the
+# clips are the legal ones (VastMATClipSampler: each once an epoch, as the official NaiveSampler) and a crop that
+# leaves a frame illegal is undone
+min_identities, max_identities = 1, 300
 # the official MultiRandomSelect(resize, [resize, crop, resize]) (p 0.5 each), its common last resize taken out of
-# the choice (mmcv's RandomChoice cannot share its draw between the frames of a clip); one draw per clip
-train_transforms = [
-    dict(type='LoadImageFromFile'),
-    dict(type='LoadTrackAnnotations'),
-    dict(type='RandomFlip', prob=0.5),
+# the choice; one draw per clip. Per-frame steps run in TransformBroadcaster (the random draws shared by the frames);
+# the choice and the crop (official MultiRandomCrop: one window, boxes clipped, the clip left uncropped when a frame
+# would be illegal) take the whole clip
+train_augmentation = [
+    dict(
+        type='TransformBroadcaster',
+        share_random_params=True,
+        transforms=[dict(type='LoadImageFromFile'),
+                    dict(type='LoadTrackAnnotations'),
+                    dict(type='RandomFlip', prob=0.5)]),
     dict(
         type='RandomApply',
         prob=0.5,
         transforms=[
-            dict(type='RandomChoiceResize', scales=[(4200, 400), (4200, 500), (4200, 600)], keep_ratio=True,
-                 clip_object_border=False),
-            dict(type='RandomCrop', crop_type='absolute_range', crop_size=(384, 600), bbox_clip_border=False,
-                 allow_negative_crop=True)
+            dict(type='TransformBroadcaster', share_random_params=True,
+                 transforms=[dict(type='RandomChoiceResize', scales=[(4200, 400), (4200, 500), (4200, 600)],
+                                  keep_ratio=True, clip_object_border=False)]),
+            dict(type='ClipRandomCrop', crop_size=(384, 600), crop_type='absolute_range',
+                 min_identities=min_identities, max_identities=max_identities)
         ]),
-    dict(type='RandomChoiceResize', scales=train_scales, keep_ratio=True, clip_object_border=False),
-    dict(type='ClipColorJitter', brightness=0.4, contrast=0.4, saturation=0.4, hue=0.2),
+    dict(
+        type='TransformBroadcaster',
+        share_random_params=True,
+        transforms=[dict(type='RandomChoiceResize', scales=train_scales, keep_ratio=True, clip_object_border=False),
+                    dict(type='ClipColorJitter', brightness=0.4, contrast=0.4, saturation=0.4, hue=0.2)]),
 ]
 train_pipeline = [
     # the official 30 frames with intervals up to 4 at 20 FPS (0.2 s)
-    dict(type='VastMATClipSample', clip_length=clip_length, max_interval_seconds=0.2),
-    dict(type='TransformBroadcaster', share_random_params=True, transforms=train_transforms),
+    dict(type='VastMATClipSample', clip_length=clip_length, max_interval_seconds=0.2, min_identities=min_identities,
+         max_identities=max_identities),
+    *train_augmentation,
     dict(type='PackVastMATInputs')
 ]
 test_pipeline = [
@@ -94,8 +108,10 @@ test_pipeline = [
     dict(type='PackVastMATInputs')
 ]
 
-# every frame stays in the clips (frames without animals included: VastMATClipSample takes frames by position)
-train_dataloader = dict(batch_size=1, dataset=dict(filter_cfg=dict(filter_empty_gt=False), pipeline=train_pipeline))
+# every frame stays in the dataset (VastMATClipSample takes frames by position; frames without animals are left out
+# by the legality rule)
+train_dataloader = dict(batch_size=1, sampler=dict(type='VastMATClipSampler'),
+                        dataset=dict(filter_cfg=dict(filter_empty_gt=False), pipeline=train_pipeline))
 test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
 
 max_epochs = 10
@@ -112,8 +128,8 @@ optim_wrapper = dict(
         'reference_points': dict(lr_mult=0.05)
     }))
 param_scheduler = [
-    # the official linear warm-up over the first epoch (from lr / iterations; here from lr x 1e-3)
-    dict(type='LinearLR', start_factor=1e-3, by_epoch=True, begin=0, end=1, convert_to_iter_based=True),
+    # the official linear warm-up over the first epoch: lr x (i + 1) / N at iteration i, N its iterations
+    dict(type='WarmupFromOneOverN', by_epoch=True, begin=0, end=1, convert_to_iter_based=True),
     dict(type='MultiStepLR', begin=0, end=max_epochs, by_epoch=True, milestones=[6, 9], gamma=0.1)
 ]
 default_hooks = dict(checkpoint=dict(type='CheckpointHook', interval=1, max_keep_ckpts=3),

@@ -8,9 +8,12 @@
 _base_ = ['./motip_r50_8xb1-10e_vastmat-p1.py']
 
 model = dict(only_detr=True, num_train_frames=1)
+# single frames with 1 to 300 evaluated identities (official SAMPLE_LENGTHS [1] through the same NaiveSampler and
+# is_legal), the augmentation of the MOTIP training
 train_pipeline = [
-    dict(type='VastMATClipSample', clip_length=1),
-    dict(type='TransformBroadcaster', share_random_params=True, transforms={{_base_.train_transforms}}),
+    dict(type='VastMATClipSample', clip_length=1, min_identities=_base_.min_identities,
+         max_identities=_base_.max_identities),
+    *_base_.train_augmentation,
     dict(type='PackVastMATInputs')
 ]
 train_dataloader = dict(batch_size=2, dataset=dict(pipeline=train_pipeline))

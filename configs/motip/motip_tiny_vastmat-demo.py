@@ -43,25 +43,35 @@ model = dict(
         newborn_thresh=0.1,
         miss_tolerance=clip_length))
 
-train_transforms = [
-    dict(type='LoadImageFromFile'),
-    dict(type='LoadTrackAnnotations'),
-    dict(type='RandomFlip', prob=0.5),
+# the official bound of 300 identities a frame is its DETR's 300 queries: here the tiny DETR's 20
+min_identities, max_identities = 1, 20
+train_augmentation = [
+    dict(
+        type='TransformBroadcaster',
+        share_random_params=True,
+        transforms=[dict(type='LoadImageFromFile'),
+                    dict(type='LoadTrackAnnotations'),
+                    dict(type='RandomFlip', prob=0.5)]),
     dict(
         type='RandomApply',
         prob=0.5,
         transforms=[
-            dict(type='RandomChoiceResize', scales=[(4200, 64), (4200, 80), (4200, 96)], keep_ratio=True,
-                 clip_object_border=False),
-            dict(type='RandomCrop', crop_type='absolute_range', crop_size=(61, 96), bbox_clip_border=False,
-                 allow_negative_crop=True)
+            dict(type='TransformBroadcaster', share_random_params=True,
+                 transforms=[dict(type='RandomChoiceResize', scales=[(4200, 64), (4200, 80), (4200, 96)],
+                                  keep_ratio=True, clip_object_border=False)]),
+            dict(type='ClipRandomCrop', crop_size=(61, 96), crop_type='absolute_range',
+                 min_identities=min_identities, max_identities=max_identities)
         ]),
-    dict(type='RandomChoiceResize', scales=train_scales, keep_ratio=True, clip_object_border=False),
-    dict(type='ClipColorJitter', brightness=0.4, contrast=0.4, saturation=0.4, hue=0.2),
+    dict(
+        type='TransformBroadcaster',
+        share_random_params=True,
+        transforms=[dict(type='RandomChoiceResize', scales=train_scales, keep_ratio=True, clip_object_border=False),
+                    dict(type='ClipColorJitter', brightness=0.4, contrast=0.4, saturation=0.4, hue=0.2)]),
 ]
 train_pipeline = [
-    dict(type='VastMATClipSample', clip_length=clip_length, max_interval_seconds=0.2),
-    dict(type='TransformBroadcaster', share_random_params=True, transforms=train_transforms),
+    dict(type='VastMATClipSample', clip_length=clip_length, max_interval_seconds=0.2, min_identities=min_identities,
+         max_identities=max_identities),
+    *train_augmentation,
     dict(type='PackVastMATInputs')
 ]
 test_pipeline = [

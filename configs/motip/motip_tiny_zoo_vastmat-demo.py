@@ -32,6 +32,7 @@ param_scheduler = [
     dict(type='CosineAnnealingLR', by_epoch=False, begin=30, end=max_iters, eta_min=5e-5)
 ]
 train_cfg = dict(max_iters=max_iters)
-# iteration-based: an endless sampler, so mmengine's loop does not restart the dataloader (and pause 2 s) each pass
-train_dataloader = dict(sampler=dict(type='InfiniteTrackImgSampler'))
+# iteration-based: the legal-clip sampler without end, so mmengine's loop does not restart the dataloader (and pause
+# 2 s) each pass
+train_dataloader = dict(sampler=dict(type='VastMATClipSampler', infinite=True))
 default_hooks = dict(logger=dict(interval=50), checkpoint=dict(interval=max_iters))

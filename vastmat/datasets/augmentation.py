@@ -1,5 +1,6 @@
-"""Training augmentations of FairMOT (official ``src/lib/datasets/dataset/jde.py``) that mmdet lacks, and a wrapper
-that keeps VastMAT's per-instance arrays aligned through mmdet's geometric transforms.
+"""Training augmentations of FairMOT (official ``src/lib/datasets/dataset/jde.py``) and MOTIP (official
+``data/transforms.py``: the clip colour jitter and the clip crop) that mmdet lacks, and a wrapper that keeps VastMAT's
+per-instance arrays aligned through mmdet's geometric transforms.
 
 mmdet's geometric transforms (``RandomAffine``, ``FilterAnnotations``, ``RandomCrop`` ...) drop boxes from
 ``gt_bboxes``, ``gt_bboxes_labels`` and ``gt_ignore_flags`` only: ``gt_instances_ids`` (and VastMAT's
@@ -15,9 +16,13 @@ from typing import Sequence
 import cv2
 import numpy as np
 from mmcv.transforms import BaseTransform
-from mmcv.transforms.utils import cache_randomness
+from mmcv.transforms.utils import cache_random_params, cache_randomness
+from mmdet.datasets.transforms import RandomCrop
+from mmdet.structures.bbox import BaseBoxes
 
 from vastmat.registry import TRANSFORMS
+
+from .frame_sampling import OFFICIAL_MAX_IDENTITIES, OFFICIAL_MIN_IDENTITIES, frame_is_legal
 
 # per-instance arrays of the loaders (LoadTrackAnnotations, LoadVastMATAnnotations) besides boxes and labels
 INSTANCE_KEYS = ('gt_instances_ids', 'gt_categories', 'gt_groups')
@@ -238,3 +243,91 @@ class ClipColorJitter(BaseTransform):
 
     def __repr__(self) -> str:
         return f'{self.__class__.__name__}({", ".join(f"{k}={v}" for k, v in self.ranges.items())})'
+
+
+@TRANSFORMS.register_module()
+class ClipRandomCrop(RandomCrop):
+    """MOTIP's clip crop (official ``data/transforms.py`` ``MultiRandomCrop``): one random window for every frame of
+    a clip; boxes are translated and clipped to it and a box left without area (``x2 <= x1`` or ``y2 <= y1``) is
+    dropped with its identity; when a frame would then not be legal (:func:`frame_is_legal`: 1 to 300 evaluated
+    identities, the official ``is_legal``) the whole clip stays uncropped: no other window is tried and the clip is
+    not dropped.
+
+    The window is mmdet's ``RandomCrop``'s (``absolute_range``: a height and a width each drawn in ``crop_size``,
+    at most the image's, then a uniform offset: the official draws) and mmdet's crop cuts the image and the boxes
+    (``bbox_clip_border=True``). mmdet's ``RandomCrop`` inside ``TransformBroadcaster`` cannot reject a crop for the
+    whole clip (it sees one frame; ``allow_negative_crop=False`` would skip the clip, ``True`` keeps empty frames),
+    so this transform takes the clip (every key a per-frame list, as ``VastMATClipSample`` and
+    ``TransformBroadcaster`` leave it) and stands between broadcasters, not inside one.
+
+    Args:
+        crop_size: mmdet's (MOTIP: ``(384, 600)``, official ``AUG_RANDOM_CROP_MIN`` / ``AUG_RANDOM_CROP_MAX``).
+        crop_type: mmdet's (MOTIP: ``'absolute_range'``).
+        min_identities: the fewest evaluated identities of a cropped frame (official 1).
+        max_identities: the most evaluated identities of a cropped frame (official 300).
+    """
+
+    # per-instance arrays kept with their boxes (LoadTrackAnnotations' and LoadVastMATAnnotations')
+    instance_keys = ('gt_bboxes_labels', 'gt_ignore_flags', *INSTANCE_KEYS)
+
+    def __init__(self, crop_size: tuple[int, int], crop_type: str = 'absolute_range',
+                 min_identities: int = OFFICIAL_MIN_IDENTITIES, max_identities: int = OFFICIAL_MAX_IDENTITIES) -> None:
+        super().__init__(crop_size, crop_type=crop_type, allow_negative_crop=True, recompute_bbox=False,
+                         bbox_clip_border=True)
+        if not 0 <= min_identities <= max_identities:
+            raise ValueError(f'ClipRandomCrop: need 0 <= min_identities <= max_identities, got {min_identities} and '
+                             f'{max_identities}')
+        self.min_identities, self.max_identities = int(min_identities), int(max_identities)
+
+    def _crop_frame(self, frame: dict) -> dict:
+        """One frame cropped by mmdet's ``RandomCrop`` (the window cached for the clip), its boxes without area
+        dropped with every per-instance array."""
+        frame = dict(frame)
+        boxes = frame.get('gt_bboxes')
+        if boxes is None:
+            return RandomCrop.transform(self, frame)
+        for key in ('gt_masks', 'gt_seg_map'):
+            if frame.get(key) is not None:
+                raise ValueError(f'ClipRandomCrop: {key} is not supported ({frame.get("img_path")})')
+        originals = {key: np.asarray(frame.pop(key)) for key in self.instance_keys if frame.get(key) is not None}
+        for key, value in originals.items():
+            if len(value) != len(boxes):
+                raise ValueError(f'ClipRandomCrop: {key} has {len(value)} entries for {len(boxes)} boxes '
+                                 f'({frame.get("img_path")})')
+        frame['gt_bboxes'] = boxes.clone() if isinstance(boxes, BaseBoxes) else np.array(boxes, dtype=np.float32)
+        frame['gt_bboxes_labels'] = np.arange(len(boxes), dtype=np.int64)  # row numbers through mmdet's crop
+        out = RandomCrop.transform(self, frame)
+        rows = out.pop('gt_bboxes_labels')
+        cropped = out['gt_bboxes']
+        corners = cropped.numpy() if isinstance(cropped, BaseBoxes) else np.asarray(cropped)
+        with_area = (corners[:, 2] > corners[:, 0]) & (corners[:, 3] > corners[:, 1])
+        out['gt_bboxes'] = cropped[with_area]
+        for key, value in originals.items():
+            out[key] = value[rows[with_area]]
+        return out
+
+    def transform(self, results: dict) -> dict:
+        images = results.get('img')
+        if not isinstance(images, list):
+            raise TypeError('ClipRandomCrop: needs a whole clip (per-frame lists: after, not inside, '
+                            f'TransformBroadcaster), got img of type {type(images).__name__}')
+        num = len(images)
+        for key, value in results.items():
+            if not isinstance(value, (list, tuple)) or len(value) != num:
+                raise ValueError(f'ClipRandomCrop: {key} is not a list of the clip\'s {num} frames')
+        frames = [{key: value[t] for key, value in results.items()} for t in range(num)]
+        with cache_random_params(self):  # one window for the clip
+            cropped = [self._crop_frame(frame) for frame in frames]
+        for frame in cropped:
+            if 'gt_instances_ids' not in frame:
+                raise KeyError(f'ClipRandomCrop: no gt_instances_ids ({frame.get("img_path")}): load the clip with '
+                               'LoadTrackAnnotations')
+            if not frame_is_legal(frame['gt_instances_ids'], frame.get('gt_ignore_flags'), self.min_identities,
+                                  self.max_identities):
+                return results  # the official keeps the uncropped clip
+        results.update({key: [frame[key] for frame in cropped] for key in cropped[0]})
+        return results
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(crop_size={self.crop_size}, crop_type={self.crop_type!r}, '
+                f'min_identities={self.min_identities}, max_identities={self.max_identities})')

@@ -4,9 +4,10 @@ from .checkpoint import (UnsafeCheckpointError, install_safe_checkpoint_loader, 
 from .hooks import PlainCheckpointHook, ProgressBarHook
 from .optim_wrapper import SeparateClipOptimWrapper, SeparateClipOptimWrapperConstructor
 from .runner import VastMATRunner
+from .schedulers import WarmupFromOneOverN
 
 install_safe_checkpoint_loader()
 
 __all__ = ['UnsafeCheckpointError', 'safe_load', 'to_plain_checkpoint', 'install_safe_checkpoint_loader',
            'PlainCheckpointHook', 'ProgressBarHook', 'SeparateClipOptimWrapper',
-           'SeparateClipOptimWrapperConstructor', 'VastMATRunner']
+           'SeparateClipOptimWrapperConstructor', 'VastMATRunner', 'WarmupFromOneOverN']
