@@ -192,6 +192,14 @@ def demo_root(tmp_path_factory):
     return root
 
 
+@pytest.fixture(scope='session')
+def demo_dets(demo_root, tmp_path_factory):
+    """Simulated detections of the demo dataset's Protocol 1 test videos (tools/data/simulate_detections.py)."""
+    out = tmp_path_factory.mktemp('demo_dets')
+    tool('tools/data/simulate_detections.py', '--data-root', demo_root, '--out', out, '--split', 'protocol1/test')
+    return str(out)
+
+
 def mot_specs(benchmark: str, tracker: str):
     """SequenceSpecs of one tracker on one of the MOTChallenge folders of ../shared/data."""
     from vastmat.datasets.formats import read_seqinfo
@@ -207,11 +215,87 @@ needs_mot = pytest.mark.skipif(not osp.isdir(osp.join(SHARED_DATA, 'MOT17')),
                                reason=f'real data not found at {SHARED_DATA} (../shared/data beside the clone)')
 
 
+
+@pytest.fixture
+def ray_cluster():
+    """A local ray of 2 CPUs, started where this process is connected to none and kept for the session (ray shuts it
+    down at exit); the tests that use it share the xdist group 'ray', so one test worker starts it."""
+    ray = pytest.importorskip('ray', reason='ray is the optional extra requirements/ray.txt (tools/setup_env.sh)')
+    if not ray.is_initialized():
+        ray.init(address='local', num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    return ray
+
+
+def postgres_bin() -> str | None:
+    """The folder of PostgreSQL's programs (initdb, pg_ctl, createdb): where pg_ctl on PATH points, else Debian's
+    /usr/lib/postgresql/<version>/bin (the newest; Debian puts them off PATH), else None."""
+    import glob
+    import shutil
+    on_path = shutil.which('pg_ctl')
+    if on_path and osp.isfile(osp.join(osp.dirname(osp.realpath(on_path)), 'createdb')):
+        return osp.dirname(osp.realpath(on_path))
+    found = glob.glob('/usr/lib/postgresql/*/bin/pg_ctl')
+    if not found:
+        return None
+    return osp.dirname(max(found, key=lambda p: int(p.split('/')[-3]) if p.split('/')[-3].isdigit() else -1))
+
+
+@pytest.fixture(scope='session')
+def postgres_url():
+    """A throwaway PostgreSQL server for the session (Debian's package, which tools/setup_env.sh installs): a cluster
+    initialised in a new temporary folder, listening on a free local port (its unix socket in that folder), run as
+    the user postgres where the tests run as root (the server refuses root), stopped and its folder removed at the
+    end. Yields its URL (database and user vastmat, trust authentication). Skips, with the reason, where it cannot
+    start."""
+    import pwd
+    import shutil
+    import tempfile
+    pytest.importorskip('psycopg', reason='the PostgreSQL driver is the optional extra requirements/postgres.txt '
+                                          '(tools/setup_env.sh)')
+    bin_dir = postgres_bin()
+    if bin_dir is None:
+        pytest.skip('no PostgreSQL server (initdb, pg_ctl): tools/setup_env.sh installs Debian\'s postgresql')
+    as_user = []
+    folder = tempfile.mkdtemp(prefix='vastmat-postgres-')
+    if os.geteuid() == 0:
+        try:
+            account = pwd.getpwnam('postgres')
+        except KeyError:
+            shutil.rmtree(folder)
+            pytest.skip('running as root and there is no user postgres to run the server as')
+        os.chown(folder, account.pw_uid, account.pw_gid)
+        as_user = ['runuser', '-u', 'postgres', '--']
+    data, port = osp.join(folder, 'data'), free_port()
+
+    def pg(tool: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*as_user, osp.join(bin_dir, tool), *args], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=120)
+
+    started = False
+    try:
+        steps = (('initdb', '-D', data, '-U', 'vastmat', '--auth=trust', '-E', 'UTF8', '--no-sync'),
+                 ('pg_ctl', '-D', data, '-l', osp.join(folder, 'server.log'), '-w', '-t', '60', '-o',
+                  f'-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off',
+                  'start'),
+                 ('createdb', '-h', '127.0.0.1', '-p', str(port), '-U', 'vastmat', 'vastmat'))
+        for step in steps:
+            proc = pg(*step)
+            if proc.returncode != 0:
+                pytest.skip(f'PostgreSQL ({bin_dir}) did not start: {step[0]} exited with {proc.returncode}: '
+                            f'{proc.stdout.strip()[-800:]}')
+            started = started or step[0] == 'pg_ctl'
+        yield f'postgresql://vastmat@127.0.0.1:{port}/vastmat'
+    finally:
+        if started:
+            pg('pg_ctl', '-D', data, '-m', 'immediate', '-w', 'stop')
+        shutil.rmtree(folder, ignore_errors=True)
+
 # the longest tests and groups start first, so that the workers finish together (pytest-xdist hands the tests out in
 # collection order; collected by file name, the README chains and the zoo came last and ran alone at the end): parts
 # of their node ids, the longest first (tests/test_readme.py prints each chain's commands with their times)
 RUN_FIRST = ('test_readme.py::test_readme_commands_run', 'test_zoo_benchmark.py::test_zoo_trains_every_learned_tracker',
-             'test_sweep_ray.py', 'test_kill_resume.py', 'test_tracktrack_golden.py', 'test_sweep.py::test_two_torchrun')
+             'test_sweep_ray.py', 'test_tune_postgres.py', 'test_scaling.py', 'test_kill_resume.py',
+             'test_tracktrack_golden.py', 'test_sweep.py::test_two_torchrun')
 
 
 def pytest_collection_modifyitems(items):

@@ -14,7 +14,8 @@ import pytest
 from conftest import DEBUG_YOLOX, REPO, SHARED_DATA, free_port, tool
 
 from vastmat.experiments import sweep
-from vastmat.experiments.sweep import SweepSettings, launchers, plan, report, run_sweep, runs
+from vastmat.experiments import launchers
+from vastmat.experiments.sweep import SweepSettings, plan, report, run_sweep, runs
 from vastmat.utils.errors import UserInputError
 from vastmat.utils.options import OptionError
 
@@ -263,21 +264,38 @@ def test_report_rows_csv_and_matrix(tmp_path):
         report.read_rows(made)
 
 
-def test_the_local_launcher_reports_each_run_and_names_a_failing_one(monkeypatch):
+def test_the_local_launcher_reports_each_run_and_names_a_failing_one():
     todo = [dict(id=f'r{i}', label=f'run {i}', run_dir=f'/w/runs/r{i}') for i in range(3)]
-    monkeypatch.setattr(launchers, 'execute_run', lambda run: dict(id=run['id'], HOTA=0.5, seconds=0.0))
     done, started = [], []
-    launchers.run_local(todo, 1, lambda run, result: done.append(result['id']), lambda: started.append(1))
+    launchers.run_tasks(_fake_run, todo, 'local', 1, lambda run, result: done.append(result['id']),
+                        lambda: started.append(1), runs.describe_run)
     assert done == ['r0', 'r1', 'r2'] and started == [1]
-
-    def fail_second(run):
-        if run['id'] == 'r1':
-            raise RuntimeError('boom')
-        return dict(id=run['id'], HOTA=0.5, seconds=0.0)
-
-    monkeypatch.setattr(launchers, 'execute_run', fail_second)
+    todo[1]['fail'] = True
     done.clear()
     with pytest.raises(RuntimeError, match='boom') as info:
-        launchers.run_local(todo, 1, lambda run, result: done.append(result['id']))
+        launchers.run_tasks(_fake_run, todo, 'local', 1, lambda run, result: done.append(result['id']),
+                            describe=runs.describe_run)
     assert done == ['r0'] and 'in sweep run r1 (run 1), folder /w/runs/r1' in info.value.__notes__
 
+
+def _fake_run(run: dict) -> dict:
+    """A run that fails where it is told to (a module-level function: the pool pickles it)."""
+    if run.get('fail'):
+        raise RuntimeError('boom')
+    return dict(id=run['id'], HOTA=0.5, seconds=0.0)
+
+
+def test_the_pool_keeps_at_most_workers_tasks_in_flight_and_pulls_more_as_they_end():
+    """Two forked workers: the next task is asked for only when one is free, and the launcher ends once there is
+    none (the tuner's trials are pulled this way)."""
+    todo = [dict(id=f'r{i}') for i in range(5)]
+    handed, done = [], []
+
+    def next_task():
+        assert len(handed) - len(done) < 2  # asked only when a worker is free
+        if len(handed) == len(todo):
+            return None
+        handed.append(todo[len(handed)])
+        return handed[-1]
+    launchers.run_pulled(_fake_run, next_task, 'local', 2, lambda run, result: done.append(result['id']))
+    assert sorted(done) == [f'r{i}' for i in range(5)]

@@ -14,7 +14,7 @@ from conftest import REPO, SHARED_DATA
 from vastmat.experiments.sweep import SweepSettings, is_done, make_plan, make_runs, resolve_videos, run_sweep
 
 AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('sweep_ray'),  # one worker starts ray once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('ray'),  # one worker starts ray once (conftest ray_cluster)
               pytest.mark.skipif(not osp.isdir(AT10), reason=f'{AT10} not found (../shared/data beside the clone)')]
 BYTETRACK = osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets.py')
 CDA_FIXED = "model.tracker.matcher=dict(type='CDA', mode='fixed', alpha=0.25)"  # configs/matchers/cda_fixed
@@ -32,14 +32,6 @@ def specs(work_dir):
     s = settings(work_dir)
     plan = make_plan(s)
     return make_runs(s, plan.fixed, plan.axes, resolve_videos(s), str(work_dir))
-
-
-@pytest.fixture(scope='module')
-def ray_cluster():
-    ray = pytest.importorskip('ray', reason='ray is the optional extra requirements/ray.txt (tools/setup_env.sh)')
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield ray
-    ray.shutdown()
 
 
 @pytest.fixture(scope='module')

@@ -196,7 +196,8 @@ def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_cho
     assert saved['best'] == json.loads(json.dumps(report['best']))
     folds = saved['folds']
     assert sorted(v for f in folds for v in f) == sorted(VIDEOS)
-    study = open_study(type('S', (), dict(storage=storage, seed=0, work_dir=str(work_dir)))(), saved['study'], folds)
+    study = open_study(type('S', (), dict(storage=storage, seed=0, work_dir=str(work_dir), heartbeat=5))(), saved['study'],
+                       folds)
     per_trial = {t.number: trial_videos(str(work_dir), t) for t in complete_trials(study)}
     for row in saved['folds_table']:
         other = folds[1 - row['fold']]

@@ -29,13 +29,6 @@ def test_zoo_lists_registered_trackers_with_a_zoo_name():
         names['MOTIP'].config(dict(type='CDA'))
 
 
-@pytest.fixture(scope='module')
-def demo_dets(demo_root, tmp_path_factory):
-    out = tmp_path_factory.mktemp('demo_dets')
-    tool('tools/data/simulate_detections.py', '--data-root', demo_root, '--out', out, '--split', 'protocol1/test')
-    return str(out)
-
-
 def test_zoo_benchmark_on_cached_detections_matches_tools_test(demo_root, demo_dets, tmp_path):
     out = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--det-root', demo_dets, '--work-dir',
                tmp_path / 'zoo', '--matchers', 'original', 'cda_fixed,alpha=0.5', '--trackers', 'ByteTrack')
@@ -54,6 +47,22 @@ def test_zoo_benchmark_on_cached_detections_matches_tools_test(demo_root, demo_d
         assert osp.getsize(tmp_path / 'zoo' / name) > 0, name
     saved = json.load(open(tmp_path / 'zoo' / 'zoo.json'))
     assert saved['detections']['protocol1']['source'] == 'given'
+
+
+def test_a_tracker_that_tests_anothers_checkpoint_waits_for_it():
+    """The launcher's order of the zoo's trackers: TCEI (MOTIP's checkpoint) starts once MOTIP is done, where MOTIP
+    runs too; alone, it starts at once (its task trains MOTIP)."""
+    from vastmat.experiments.zoo_benchmark import ready_member
+    names = {t.name: t for t in zoo_trackers()}
+    members = [names['MOTIP'], names['TCEI'], names['ByteTrack']]
+    waiting, finished = list(members), set()
+    assert ready_member(waiting, finished, members).name == 'MOTIP'
+    assert ready_member(waiting, finished, members).name == 'ByteTrack'
+    assert ready_member(waiting, finished, members) is None and [m.name for m in waiting] == ['TCEI']
+    finished |= {'MOTIP'}
+    assert ready_member(waiting, finished, members).name == 'TCEI' and not waiting
+    alone = [names['TCEI']]
+    assert ready_member(list(alone), set(), alone).name == 'TCEI'
 
 
 def test_zoo_benchmark_user_errors(demo_root, tmp_path, capsys):

@@ -7,7 +7,10 @@
 #
 # The stack (see DESIGN.md section 7): torch 2.14.1 + torchvision 0.29.1, mmcv 2.1.0 compiled from source with
 # ops (C++20, setuptools 77-80, no build isolation), mmengine 0.10.7, mmdet 3.3.0, trackeval 1.3.0, lap, scipy,
-# pluggy, ray (the sweep's optional launcher, requirements/ray.txt), and this package in editable mode.
+# pluggy, ray (the optional launcher of sweeps, tuning and the zoo, requirements/ray.txt), psycopg (a tuning study
+# in PostgreSQL, requirements/postgres.txt) with Debian's PostgreSQL server for its tests (apt-get, when initdb and
+# pg_ctl are missing), plotly and selenium (the HTML report) with Debian's chromium and chromium-driver for its
+# browser test, and this package in editable mode.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -69,8 +72,37 @@ log "runtime, test and optional requirements"
     -r "$ROOT/requirements/optional.txt"
 
 if ! "$PY" -c "import ray" >/dev/null 2>&1; then
-    log "ray, the sweep's optional launcher (tests/test_sweep_ray.py; about 250 MB)"
+    log "ray, the optional launcher of sweeps, tuning and the zoo (tests/test_sweep_ray.py; about 250 MB)"
     "${PIP[@]}" install -q -r "$ROOT/requirements/ray.txt"
+fi
+
+log "psycopg, the PostgreSQL driver of a shared tuning study (requirements/postgres.txt)"
+"${PIP[@]}" install -q -r "$ROOT/requirements/postgres.txt"
+
+# Debian packages the tests use (servers and a browser they start and stop themselves); without apt-get the setup
+# says what is missing and those tests skip, saying why.
+apt_install() {  # apt_install WHAT PACKAGE...
+    local what="$1"; shift
+    if ! command -v apt-get >/dev/null 2>&1; then
+        log "no $what and no apt-get: install $* by hand, else its tests skip"
+        return
+    fi
+    local sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    log "$what (Debian's $*)"
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# The PostgreSQL server the tests start and stop (a throwaway cluster: tests/conftest.py postgres_url). Debian's
+# package puts initdb and pg_ctl in /usr/lib/postgresql/<version>/bin, off PATH.
+if ! command -v pg_ctl >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null; then
+    apt_install "PostgreSQL server, for tests/test_tune_postgres.py" postgresql
+fi
+
+# Headless Chromium and its WebDriver, for the HTML report's browser test (tests/test_report.py) and benchmark
+if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
+    apt_install "headless Chromium, for tests/test_report.py" chromium chromium-driver
 fi
 
 log "vastmat (editable)"

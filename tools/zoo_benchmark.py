@@ -6,7 +6,7 @@ paper's Table 5 and Table 8 layouts.
     python tools/zoo_benchmark.py [--data-root DIR] [--protocols protocol1 [protocol2]] [--trackers NAME ...]
         [--work-dir W] [--det-root [PROTOCOL=]DIR ...] [--checkpoint [PROTOCOL=]CKPT ...] [--det-config CONFIG]
         [--train-iters N] [--matchers original cda_fixed cda_adaptive,k=0.1 ...] [--threshold-scales S ...]
-        [--no-calibration] [--preset vastmat] [--threads 2]
+        [--no-calibration] [--preset vastmat] [--threads 2] [--launcher local|ray] [--workers N]
 
 Steps, per protocol (the expected time is printed first, each stage's time when it ends):
 1. data: ``--data-root`` (default ``data/demo``: the built-in demo dataset, rendered when absent);
@@ -23,6 +23,10 @@ Steps, per protocol (the expected time is printed first, each stage's time when 
 4. evaluation (TrackEval, ``--preset``), the tables printed and saved: W/zoo.json, W/table5.csv, W/table8.csv,
    W/hota_cdf.png (per-video HOTA), W/hota_by_tracker.png, W/hota_vs_training.png; each run's results and metrics
    under W/<protocol>/.
+
+``--launcher ray`` (a local ray of ``--workers`` CPUs, or the cluster of ``RAY_ADDRESS``) or ``--workers N`` local
+processes run the trackers of step 3 as tasks, ``--workers`` at a time, each with one thread (docs/scaling.md): the
+trainings several trackers start from are trained first, here, and TCEI waits for MOTIP's.
 
 The console shows the steps, progress (plain lines at least every 30 s when it is not a terminal) and the tables;
 the runners' full logs stay in their work dirs.
@@ -60,9 +64,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--no-calibration', action='store_true',
                         help="test the joint and end-to-end models at their configs' own thresholds")
     parser.add_argument('--preset', default='vastmat', choices=PRESETS, help='evaluation preset')
+    parser.add_argument('--launcher', choices=('local', 'ray'), default='local',
+                        help='where the trackers run: here or in local processes, or as ray tasks (default local)')
+    parser.add_argument('--workers', type=int, default=1, help='trackers at the same time (default 1: one after '
+                        'another, here)')
     parser.add_argument('--threads', type=int, default=default_threads(),
                         help='torch CPU threads (default: $OMP_NUM_THREADS where set, else 2; docs/zoo.md)')
     args = parser.parse_args(argv)
+    if args.workers < 1:
+        parser.error(f'--workers must be >= 1, got {args.workers}')
     if args.train_iters is not None and args.train_iters < 1:
         parser.error(f'--train-iters must be >= 1, got {args.train_iters}')
     if not all(scale > 0 for scale in args.threshold_scales):

@@ -247,8 +247,7 @@ def make_runs(study: StudySettings, roots: dict[str, dict], videos: dict[str, li
 
 def execute(runs: list[dict], workers: int) -> tuple[int, int]:
     """Every model built first, then the runs not done yet (slowest trackers first); (computed, reused)."""
-    from vastmat.experiments.sweep.launchers import execute_todo
-    from vastmat.experiments.sweep.runs import check_runs, is_done
+    from vastmat.experiments.sweep.runs import check_runs, execute_todo, is_done
     for run in runs:
         try:
             check_runs([run], {})

@@ -102,14 +102,33 @@ def train(ctx: ZooContext, config: str, label: str) -> Training:
     return ctx.trainings[config]
 
 
+def member_trainings(member: ZooTracker) -> list[str]:
+    """The configs the zoo trains for ``member`` itself (its learned parts, its whole model; none for a tracker that
+    tests another's checkpoint)."""
+    configs = list(member.demo_parts.values())
+    if member.demo_config and not member.checkpoint_of:
+        configs.append(member.demo_config)
+    return configs
+
+
+def backbone_sources(members: list[ZooTracker], by_name: dict[str, ZooTracker]) -> list[str]:
+    """The configs whose trainings the members' trainings start from (``zoo_pretrained_backbone``; a tracker that
+    tests another's checkpoint: that one's trainings), in order."""
+    sources = []
+    for member in members:
+        owner = by_name.get(member.checkpoint_of) if member.checkpoint_of else None
+        for config in member_trainings(member) + (member_trainings(owner) if owner else []):
+            source = Config.fromfile(config).get('zoo_pretrained_backbone')
+            if source and config_path(source) not in sources:
+                sources.append(config_path(source))
+    return sources
+
+
 def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str, str, float | None]]:
     """``(label, config, expected seconds or None when already trained)`` of every training the members need."""
     plan, seen = [], set()
     for member in members:
-        configs = list(member.demo_parts.values())
-        if member.demo_config and not member.checkpoint_of:
-            configs.append(member.demo_config)
-        for config in configs:
+        for config in member_trainings(member):
             if config in seen:
                 continue
             seen.add(config)

@@ -1,20 +1,26 @@
 """The model-zoo benchmark of one VastMAT root (``tools/zoo_benchmark.py``): data, the detections of the trackers
-on cached detections, every selected zoo tracker per protocol (:mod:`.zoo`), then the report (:mod:`.zoo_report`)."""
+on cached detections, every selected zoo tracker per protocol (:mod:`.zoo`), one after another or as tasks of a
+launcher (:mod:`.launchers`), then the report (:mod:`.zoo_report`)."""
 from __future__ import annotations
 
 import argparse
+import os
 import os.path as osp
+import socket
 import time
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.console import Console
 
 from vastmat.apis import matcher_fragment, parse_matcher_option, video_list
 from vastmat.models.trackers import zoo_trackers
+from vastmat.models.trackers.zoo import ZooTracker
 from vastmat.utils.errors import UserInputError
 
-from .zoo import (NUM_CHECKPOINTS, ZooContext, detector_boxes, run_cached_member, run_model_member, train,
-                  training_config, training_plan)
+from .launchers import run_pulled
+from .zoo import (NUM_CHECKPOINTS, ZooContext, backbone_sources, detector_boxes, run_cached_member, run_model_member,
+                  train, training_config, training_plan)
 from .zoo_report import report
 from .zoo_training import expected_seconds, find_training, set_schedule
 
@@ -92,31 +98,100 @@ class Stage:
             self.console.print(f'  ({time.perf_counter() - self.start:.0f} s)')
 
 
-def run_members(args: argparse.Namespace, ctx: Any, members: list, detections: dict | None, step: str,
-                console: Console) -> dict:
-    """Every selected zoo tracker: ``{tracker: dict(runs={matcher: run}, curve=[...], training=...)}``."""
+def run_member(args: argparse.Namespace, ctx: ZooContext, member: ZooTracker, detections: dict | None,
+               by_name: dict[str, ZooTracker]) -> dict | None:
+    """One zoo tracker: ``dict(runs={matcher: run}, curve=[...], training=...)``; None for a tracker on cached
+    detections where there are none."""
+    matchers = args.matchers if member.takes_matcher else ['original']
+    if not member.on_cached_detections:
+        return run_model_member(ctx, member, matchers, by_name)
+    if detections is None:
+        return None
+    return run_cached_member(ctx, member, matchers, detections['det_root'], detections.get('extra_det_roots') or {})
+
+
+@dataclass(frozen=True)
+class MemberTask:
+    """One zoo tracker for a launcher's worker (:func:`member_task`)."""
+
+    args: argparse.Namespace
+    ctx: ZooContext
+    name: str
+    detections: dict | None
+    cwd: str  # the tool's folder: its relative paths resolve there on every node
+
+
+def member_task(task: MemberTask) -> dict:
+    """:func:`run_member` in a launcher's worker: ``dict(result, seconds, host, pid)``."""
+    from vastmat.utils.threads import torch_threads
+    os.chdir(task.cwd)
+    by_name = {m.name: m for m in zoo_trackers()}
+    start = time.perf_counter()
+    with torch_threads(1):  # a worker a core
+        result = run_member(task.args, task.ctx, by_name[task.name], task.detections, by_name)
+    return dict(result=result, seconds=time.perf_counter() - start, host=socket.gethostname(), pid=os.getpid())
+
+
+def print_member(name: str, result: dict, console: Console) -> None:
+    """A tracker's skipped runs and its HOTA (at each kept checkpoint)."""
+    for matcher, run in result['runs'].items():
+        if 'skipped' in run:
+            console.print(f'  {name} + {matcher}: skipped, {run["skipped"]}')
+    hota = result['runs'].get('original', {}).get('metrics', {}).get('COMBINED', {}).get('HOTA')
+    if hota is not None:
+        trend = ' -> '.join(f'{100 * p["HOTA"]:.1f}' for p in result['curve'])
+        console.print(f'  {name}: HOTA {100 * hota:.1f}' + (
+            f' (at its checkpoints: {trend})' if len(result['curve']) > 1 else ''))
+
+
+def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTracker], detections: dict | None,
+                step: str, console: Console) -> dict:
+    """Every selected zoo tracker: ``{tracker: dict(runs={matcher: run}, curve=[...], training=...)}``. One after
+    another here, or (``--launcher ray``, or ``--workers`` above 1) each tracker a task of the launcher: first, here,
+    the trainings that several trackers' trainings start from (:func:`backbone_sources`), then the trackers, one that
+    tests another's checkpoint once that one is done (no training runs twice at once)."""
     by_name = {m.name: m for m in zoo_trackers()}
     out = {}
-    for member in members:
-        matchers = args.matchers if member.takes_matcher else ['original']
-        with Stage(f'{step} {ctx.protocol}: {member.name}', console):
-            if member.on_cached_detections:
-                if detections is None:
-                    continue
-                out[member.name] = run_cached_member(ctx, member, matchers, detections['det_root'],
-                                                     detections.get('extra_det_roots') or {})
-            else:
-                out[member.name] = run_model_member(ctx, member, matchers, by_name)
-            for matcher, run in out[member.name]['runs'].items():
-                if 'skipped' in run:
-                    console.print(f'  {member.name} + {matcher}: skipped, {run["skipped"]}')
-            hota = out[member.name]['runs'].get('original', {}).get('metrics', {}).get('COMBINED', {}).get('HOTA')
-            if hota is not None:
-                curve = out[member.name]['curve']
-                trend = ' -> '.join(f'{100 * p["HOTA"]:.1f}' for p in curve)
-                console.print(f'  {member.name}: HOTA {100 * hota:.1f}' + (
-                    f' (at its checkpoints: {trend})' if len(curve) > 1 else ''))
-    return out
+    if args.launcher == 'local' and args.workers <= 1:
+        for member in members:
+            with Stage(f'{step} {ctx.protocol}: {member.name}', console):
+                result = run_member(args, ctx, member, detections, by_name)
+                if result is not None:
+                    out[member.name] = result
+                    print_member(member.name, result, console)
+        return out
+    for source in backbone_sources(members, by_name):
+        train(ctx, source, f'{osp.basename(source)} (the trackers\' backbone)')
+    task_ctx = replace(ctx, log=print)  # the console stays here
+    waiting, finished = list(members), set()
+
+    def next_task() -> MemberTask | None:
+        member = ready_member(waiting, finished, members)
+        return None if member is None else MemberTask(args, task_ctx, member.name, detections, os.getcwd())
+
+    def done(task: MemberTask, reply: dict) -> None:
+        finished.add(task.name)
+        console.print(f'{step} {ctx.protocol}: {task.name} ({reply["seconds"]:.0f} s, {args.launcher} worker '
+                      f'{reply["pid"]} on {reply["host"]})')
+        if reply['result'] is not None:
+            out[task.name] = reply['result']
+            print_member(task.name, reply['result'], console)
+
+    console.print(f'{step} {ctx.protocol}: {len(members)} trackers, {args.workers} {args.launcher} worker(s)')
+    run_pulled(member_task, next_task, args.launcher, args.workers, done,
+               describe=lambda task: f'in zoo tracker {task.name} ({ctx.protocol})')
+    return {m.name: out[m.name] for m in members if m.name in out}
+
+
+def ready_member(waiting: list[ZooTracker], finished: set[str], members: list[ZooTracker]) -> ZooTracker | None:
+    """The first of ``waiting`` that can start, taken off it (None: none now): a tracker that tests another's
+    checkpoint waits until that one, where it is among ``members``, is ``finished``."""
+    selected = {m.name for m in members}
+    for member in waiting:
+        if member.checkpoint_of not in selected or member.checkpoint_of in finished:
+            waiting.remove(member)
+            return member
+    return None
 
 
 def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dict, checkpoints: dict,

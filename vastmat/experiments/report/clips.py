@@ -1,4 +1,4 @@
-"""Short clips of chosen videos with each run's tracks drawn (one colour per identity, as tools/track_video.py):
+"""Short clips of chosen videos with each run's tracks drawn (one colour per identity, as tools/demo/track_video.py):
 JPEG thumbnails embedded in the page, and for a video longer than the thumbnails show, an MP4 of every frame with
 the runs side by side, written beside the page."""
 from __future__ import annotations

@@ -6,22 +6,22 @@ language of :mod:`vastmat.utils.options`; the runs are the Cartesian product of 
 for every run. A key must exist in the config or be a new argument of a component dict (``type=...``), as
 ``--cfg-options``; a dict value replaces the whole entry. Every key and every run's model is checked before anything
 runs. The modules: :mod:`.plan` (settings, axes, the paper's table layouts), :mod:`.runs` (run specs, ids, the cache,
-one run), :mod:`.launchers` (local, ray, torchrun), :mod:`.report` (tables, CSV / JSON, the alpha plot).
+one run, :func:`execute_todo` through :mod:`vastmat.experiments.launchers`: local, ray, torchrun), :mod:`.report`
+(tables, CSV / JSON, the alpha plot).
 """
 from __future__ import annotations
 
 import time
 
-from .launchers import (LAUNCHERS, execute_todo, import_ray, rank_share, run_local, run_ray, torchrun_barrier,
-                        torchrun_env)
+from ..launchers import LAUNCHERS, import_ray, rank_share, torchrun_barrier, torchrun_env
 from .plan import (DEFAULT_POST_PROCESSORS, DIST_TIMEOUT_S, TABLES, Axis, Plan, SweepSettings, grid_axes, make_plan,
                    option_pairs, post_processors, resolve_options, table_preset)
 from .report import COLUMNS, CONSOLE_WIDTH, make_table, print_tables, read_rows, wide_console
-from .runs import build_config, check_runs, execute_run, is_done, make_runs, resolve_videos, run_id
+from .runs import build_config, check_runs, execute_run, execute_todo, is_done, make_runs, resolve_videos, run_id
 
 __all__ = ['SweepSettings', 'run_sweep', 'Axis', 'Plan', 'make_plan', 'grid_axes', 'option_pairs', 'post_processors',
            'resolve_options', 'table_preset', 'build_config', 'make_runs', 'check_runs', 'resolve_videos', 'is_done',
-           'execute_run', 'run_id', 'execute_todo', 'run_local', 'run_ray', 'import_ray', 'rank_share',
+           'execute_run', 'run_id', 'execute_todo', 'import_ray', 'rank_share',
            'torchrun_env', 'torchrun_barrier', 'make_table', 'print_tables', 'read_rows', 'wide_console', 'COLUMNS',
            'CONSOLE_WIDTH', 'LAUNCHERS', 'TABLES', 'DEFAULT_POST_PROCESSORS', 'DIST_TIMEOUT_S']
 

@@ -129,3 +129,34 @@ def execute_run(run: dict) -> dict:
     seconds = dict(tracking=tracking, total=time.perf_counter() - start)
     write_json_atomic(dict(settings, seconds=seconds), osp.join(run['run_dir'], 'settings.json'))
     return dict(id=run['id'], HOTA=metrics['COMBINED']['HOTA'], seconds=seconds['total'])
+
+
+def describe_run(run: dict) -> str:
+    """The note a failing run's error carries."""
+    return f'in sweep run {run["id"]} ({run["label"]}), folder {run["run_dir"]}'
+
+
+def execute_todo(todo: list[dict], settings: Any) -> None:
+    """The runs still to do, through the launcher (:mod:`vastmat.experiments.launchers`), with a progress bar.
+
+    Args:
+        settings: has ``launcher`` (``local`` or ``ray``; torchrun ranks run their share locally) and ``workers``.
+    """
+    if not todo:
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..launchers import run_tasks
+    progress = Progress(TextColumn('{task.description}'), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    task = progress.add_task('sweep runs', total=len(todo))
+
+    def done(run: dict, result: dict) -> None:
+        progress.console.print(f'  {run["label"]}: HOTA {100 * result["HOTA"]:.3f} in {result["seconds"]:.1f} s '
+                               f'({run["id"]})')
+        progress.advance(task)
+
+    try:  # the display starts once the launcher has its workers (a local pool forks before the display's thread)
+        run_tasks(execute_run, todo, 'ray' if settings.launcher == 'ray' else 'local', settings.workers, done,
+                  progress.start, describe_run)
+    finally:
+        progress.stop()

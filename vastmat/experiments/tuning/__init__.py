@@ -16,12 +16,13 @@ from vastmat.evaluation.analysis import paired_difference
 
 from .selection import RULE, complete_trials, held_aside, matcher_winners, preset_text, save_plots, trial_videos
 from .space import point_options, sample, search_space
-from .study import (Objective, TuneSettings, default_study_name, fold_run, make_folds, open_study, optimize,
-                    per_video, run_workers, storage_url)
+from .study import (Objective, TuneSettings, check_storage, default_study_name, fold_run, make_folds, open_study,
+                    per_video, run_trial, run_workers, shown_url, storage_url)
 
 __all__ = ['TuneSettings', 'run_tuning', 'search_space', 'sample', 'point_options', 'make_folds', 'open_study',
-           'optimize', 'Objective', 'held_aside', 'matcher_winners', 'preset_text', 'RULE',
-           'storage_url', 'default_study_name', 'fold_run', 'per_video', 'complete_trials', 'trial_videos']
+           'run_trial', 'run_workers', 'check_storage', 'Objective', 'held_aside', 'matcher_winners', 'preset_text',
+           'RULE', 'storage_url', 'shown_url', 'default_study_name', 'fold_run', 'per_video', 'complete_trials',
+           'trial_videos']
 
 
 def _points(value: float) -> str:
@@ -74,12 +75,13 @@ def run_tuning(settings: TuneSettings) -> dict:
     start = time.perf_counter()
     os.makedirs(settings.work_dir, exist_ok=True)
     search_space(settings.config, settings.space)  # an unknown space fails before anything runs
+    check_storage(settings)
     videos = resolve_videos(settings)
     folds = make_folds(videos, settings.folds, settings.seed)
     name = settings.study_name or default_study_name(settings, folds)
     study = open_study(settings, name, folds)
-    print(f'study {name!r} in {storage_url(settings)}: {len(study.trials)} trials so far, running to '
-          f'{settings.trials} finished with {settings.workers} worker(s)', flush=True)
+    print(f'study {name!r} in {shown_url(storage_url(settings))}: {len(study.trials)} trials so far, running to '
+          f'{settings.trials} finished with {settings.workers} {settings.launcher} worker(s)', flush=True)
     run_workers(settings, name, folds)
 
     study = open_study(settings, name, folds)
@@ -97,7 +99,8 @@ def run_tuning(settings: TuneSettings) -> dict:
         data_name = osp.basename(osp.dirname(osp.normpath(settings.data_root)))
     report = dict(
         tracker=osp.splitext(osp.basename(settings.config))[0], config=settings.config, data_name=data_name,
-        study=name, storage=storage_url(settings), space=search_space(settings.config, settings.space),
+        study=name, storage=shown_url(storage_url(settings)), launcher=settings.launcher,
+        space=search_space(settings.config, settings.space),
         num_videos=len(videos), folds=folds, rule=RULE, level=settings.level, bootstrap=settings.bootstrap,
         complete=len(trials), pruned=len(study.get_trials(deepcopy=False, states=(TrialState.PRUNED, ))),
         failed=len(study.get_trials(deepcopy=False, states=(TrialState.FAIL, ))),
