@@ -13,6 +13,7 @@ import numpy as np
 from vastmat.apis.drawing import TrackDrawer, write_video
 from vastmat.datasets.formats import read_results
 from vastmat.datasets.sequences import load_sequence
+from vastmat.structures.bbox import ltwh_to_xyxy
 
 from .sources import Run
 
@@ -57,15 +58,13 @@ def choose_videos(runs: list[Run], videos: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _track_rows(results_dir: str | None, video: str) -> np.ndarray:
+def _track_rows(results_dir: str | None, video: str, seq_length: int) -> np.ndarray:
     """``frame, id, x1, y1, x2, y2, score`` rows of a run's result file (none when it has no file)."""
     path = osp.join(results_dir, f'{video}.txt') if results_dir else None
     if path is None or not osp.isfile(path):
         return np.zeros((0, 7))
-    results = read_results(path)
-    boxes = results.boxes.copy()
-    boxes[:, 2:] += boxes[:, :2]
-    return np.column_stack([results.frames, results.ids, boxes, results.scores])
+    results = read_results(path, seq_length)
+    return np.column_stack([results.frames, results.ids, ltwh_to_xyxy(results.boxes), results.scores])
 
 
 def _frame_image(sequence, frame: int, size: tuple[int, int]) -> np.ndarray:
@@ -113,7 +112,7 @@ def make_clip(runs: list[Run], video: str, reason: str, mp4_dir: str | None, pag
     """The thumbnails of ``video`` for every run (every frame drawn, so that trails are right; ``MAX_FRAMES``
     kept) and, when the video is longer, the side-by-side MP4 of all frames in ``mp4_dir``."""
     sequence = load_sequence(runs[0].data_root, video)
-    tracks = [_track_rows(run.results_dir, video) for run in runs]
+    tracks = [_track_rows(run.results_dir, video, sequence.length) for run in runs]
     size = _size(sequence, tracks)
     length = sequence.length
     kept = sorted(set(np.linspace(1, length, min(MAX_FRAMES, length)).round().astype(int).tolist()))

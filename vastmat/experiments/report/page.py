@@ -8,13 +8,13 @@ import json
 from typing import Any
 
 from vastmat.evaluation.mot_eval import COUNT_KEYS
+from vastmat.evaluation.report import format_value
 
 from .clips import Clip
 from .sources import Run, Table
 
 VIDEO_COLUMNS = (('HOTA', 'HOTA'), ('DetA', 'DetA'), ('AssA', 'AssA'), ('IDF1', 'IDF1'), ('IDSW', 'IDSW'),
                  ('FP', 'CLR_FP'), ('FN', 'CLR_FN'))
-COUNT_COLUMNS = {'MT', 'ML', 'PT', 'FP', 'FN', 'IDSW', 'Frag'}  # the short names of the per-video rows
 # TrackEval's ratios, shown in percent as the terminal tables show them
 PERCENT_KEYS = {'HOTA', 'DetA', 'AssA', 'LocA', 'DetRe', 'DetPr', 'AssRe', 'AssPr', 'OWTA', 'MOTA', 'MOTP', 'MODA',
                 'MOTAL', 'sMOTA', 'CLR_Re', 'CLR_Pr', 'CLR_F1', 'MTR', 'PTR', 'MLR', 'IDF1', 'IDP', 'IDR'}
@@ -67,15 +67,14 @@ def esc(text: Any) -> str:
 
 
 def format_cell(column: str, value: Any) -> str:
-    """Percent with 3 decimals for ratios, integers for counts (as the terminal tables), text as it is."""
+    """Percent with 3 decimals for TrackEval's ratios, integers for its counts (``format_value``, as the terminal
+    tables), other numbers as they are, text as it is; ``column`` is a TrackEval name, perhaps after a ``protocol/``."""
     try:
         number = float(value)
     except (TypeError, ValueError):
         return str(value)
     base = column.split('/')[-1]
-    if base in COUNT_KEYS or base in COUNT_COLUMNS:
-        return f'{int(number):,}'
-    return f'{100 * number:.3f}' if base in PERCENT_KEYS else f'{number:g}'
+    return format_value(base, number) if base in COUNT_KEYS or base in PERCENT_KEYS else f'{number:g}'
 
 
 def table_html(table: Table, table_id: str) -> str:
@@ -104,8 +103,8 @@ def video_details(group: str, runs: list[Run], videos: list[str]) -> str:
         rows = []
         for run in runs:
             values = run.per_video[video]
-            cells = ''.join(f'<td data-value="{values.get(key, "")}">{esc(format_cell(name, values.get(key, "")))}</td>'
-                            for name, key in VIDEO_COLUMNS)
+            cells = ''.join(f'<td data-value="{values.get(key, "")}">{esc(format_cell(key, values.get(key, "")))}</td>'
+                            for _, key in VIDEO_COLUMNS)
             rows.append(f'<tr><td>{esc(run.label)}</td>{cells}</tr>')
         out.append(f'<details id="video:{esc(group)}:{esc(video)}"><summary>{esc(video)}</summary>'
                    f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'

@@ -81,25 +81,20 @@ def _csv_table(path: str, title: str) -> Table:
     return Table(title, header[1:], [(row[0], dict(zip(header[1:], row[1:]))) for row in body], csv_path=path)
 
 
-def _columns(rows: dict, csv_path: str) -> list[str]:
-    """The columns of a zoo table in its CSV's order (the paper's), else as zoo.json keeps them."""
+def _zoo_table(title: str, rows: dict, csv_path: str) -> Table:
+    """A zoo table from zoo.json's ``rows``, in its CSV's column order (the paper's) with the CSV's ranks beside the
+    values (``<column>_rank``: bold for the best, underlined for the second); as zoo.json keeps them without a CSV."""
+    columns, ranks = list(next(iter(rows.values()))), {}
     if osp.isfile(csv_path):
         with open(csv_path, encoding='utf-8', newline='') as f:
-            header = next(csv.reader(f), [])
-        columns = [c for c in header[1:] if not c.endswith('_rank')]
-        if set(columns) == set(next(iter(rows.values()))):
-            return columns
-    return list(next(iter(rows.values())))
-
-
-def _ranked_rows(rows: dict, csv_path: str) -> list[tuple[str, dict]]:
-    """``rows`` with the ranks of the CSV beside (``<column>_rank``: bold for the best, underlined second)."""
-    ranks = {}
-    if osp.isfile(csv_path):
-        with open(csv_path, encoding='utf-8', newline='') as f:
-            ranks = {row[next(iter(row))]: {k: v for k, v in row.items() if k.endswith('_rank')}
-                     for row in csv.DictReader(f)}
-    return [(label, dict(values, **ranks.get(label, {}))) for label, values in rows.items()]
+            reader = csv.DictReader(f)
+            in_order = [c for c in reader.fieldnames[1:] if not c.endswith('_rank')]
+            ranks = {row[reader.fieldnames[0]]: {k: v for k, v in row.items() if k.endswith('_rank')}
+                     for row in reader}
+        if set(in_order) == set(columns):
+            columns = in_order
+    return Table(title, columns, [(label, dict(values, **ranks.get(label, {}))) for label, values in rows.items()],
+                 csv_path)
 
 
 def _load_zoo(path: str) -> Source:
@@ -108,17 +103,15 @@ def _load_zoo(path: str) -> Source:
     protocols = settings.get('protocols') or list(zoo.get('runs', {}))
     source = Source(path, 'zoo')
     if zoo.get('table5'):
-        csv_path = osp.join(path, 'table5.csv')
-        source.tables.append(Table('Table 5 layout: trackers with their original association',
-                                   _columns(zoo['table5'], csv_path), _ranked_rows(zoo['table5'], csv_path), csv_path))
+        source.tables.append(_zoo_table('Table 5 layout: trackers with their original association', zoo['table5'],
+                                        osp.join(path, 'table5.csv')))
     for protocol in protocols:
         label = PROTOCOL_LABEL.get(protocol, protocol)
         suffix = '' if len(protocols) == 1 else f'_{protocol}'
         rows8 = zoo.get('table8', {}).get(protocol)
         if rows8:
-            csv_path = osp.join(path, f'table8{suffix}.csv')
-            source.tables.append(Table(f'Table 8 layout: trackers x matchers, {label}', _columns(rows8, csv_path),
-                                       _ranked_rows(rows8, csv_path), csv_path))
+            source.tables.append(_zoo_table(f'Table 8 layout: trackers x matchers, {label}', rows8,
+                                            osp.join(path, f'table8{suffix}.csv')))
         results_dirs = zoo.get('results_dirs', {}).get(protocol, {})
         for key, metrics in zoo.get('runs', {}).get(protocol, {}).items():
             tracker, matcher = key.split('/', 1)
