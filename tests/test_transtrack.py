@@ -122,6 +122,34 @@ def test_other_configs_differ_only_where_they_say():
                           reference_points=dict(lr_mult=0.1))
     assert p1.optim_wrapper.optimizer == dict(type='AdamW', lr=2e-4, weight_decay=1e-4)
     assert p1.optim_wrapper.clip_grad.max_norm == 0.1 and p1.param_scheduler[0].milestones == [10]
+    assert p1.train_dataloader.dataset.min_visibility == p2.train_dataloader.dataset.min_visibility == 0.25
+    assert pairs.train_dataloader.dataset.min_visibility == 0.25 and 'min_visibility' not in p1.test_dataloader.dataset
+
+
+def test_min_visibility_leaves_less_visible_boxes_unannotated(tmp_path):
+    """As the official MOT -> COCO conversion (visibility >= 0.25 kept): a box of known visibility below
+    ``min_visibility`` is not an instance at all (neither a target nor an ignored box), unknown (-1) is kept, the
+    threshold itself is kept, and the frame stays (empty if nothing is left)."""
+    from vastmat.datasets.formats import write_seqinfo
+    from vastmat.datasets.vastmat_dataset import VastMATDataset
+    gt = tmp_path / 'seq' / 'gt'
+    gt.mkdir(parents=True)
+    # frame 1: visibility 0.1 (dropped), 0.25 (kept), -1 (unknown, kept), ignored 0.2 (dropped); frame 2: only 0.2
+    gt.joinpath('gt.txt').write_text('1,1,0,0,5,5,1,1,0.1\n1,2,10,0,5,5,1,1,0.25\n1,3,20,0,5,5,1,1,-1\n'
+                                     '1,4,30,0,5,5,0,1,0.2\n2,1,0,0,5,5,1,1,0.2\n')
+    write_seqinfo(str(tmp_path / 'seq' / 'seqinfo.ini'), dict(name='seq', imDir='img1', frameRate=10, seqLength=2,
+                                                             imWidth=64, imHeight=48, imExt='.jpg'))
+
+    def instances(**kwargs):
+        data = VastMATDataset(data_root=str(tmp_path), load_as='image', **kwargs)
+        return [[(i['instance_id'], i['ignore_flag'], i['visibility']) for i in data.get_data_info(k)['instances']]
+                for k in range(len(data))]
+
+    assert instances() == [[(1, 0, 0.1), (2, 0, 0.25), (3, 0, -1.0), (4, 1, 0.2)], [(1, 0, 0.2)]]
+    assert instances(min_visibility=0.25) == [[(2, 0, 0.25), (3, 0, -1.0)], []]
+    assert instances(min_visibility=0.0) == instances()
+    with pytest.raises(ValueError, match='min_visibility must be in'):
+        VastMATDataset(data_root=str(tmp_path), min_visibility=25)
 
 
 # ------------------------------------------------------------------------------------------ track queries

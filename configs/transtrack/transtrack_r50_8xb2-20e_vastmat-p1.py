@@ -77,8 +77,11 @@ test_pipeline = [
     dict(type='PackVastMATInputs')
 ]
 
-# frames without animals train the background, as the official
-train_dataloader = dict(batch_size=2, dataset=dict(filter_cfg=dict(filter_empty_gt=False), pipeline=train_pipeline))
+# frames without animals train the background, as the official; boxes of known visibility < 0.25 are not
+# annotated, as the official MOT annotations (track_tools/convert_mot_to_coco.py; unknown visibility -1 is kept)
+train_dataloader = dict(
+    batch_size=2,
+    dataset=dict(filter_cfg=dict(filter_empty_gt=False), min_visibility=0.25, pipeline=train_pipeline))
 test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
 
 max_epochs = 20

@@ -38,6 +38,10 @@ class VastMATDataset(BaseVideoDataset):
             detection-and-embedding model (FairMOT) trained on this split.
         with_gt: False: gt.txt is not read and frames carry no ``instances`` (a test whose metric reads each
             video's gt.txt itself: tracking on cached detections); training needs it.
+        min_visibility: boxes whose gt.txt visibility is known and below it are left out of the frame's instances
+            altogether, as if not annotated (the official TransTrack / CenterTrack MOT annotations keep boxes of
+            visibility >= 0.25: ``track_tools/convert_mot_to_coco.py``); unknown visibility (-1) is kept. ``None``
+            (default) keeps every box. A dropped box is neither a target nor an ignored region.
 
     Each frame carries, besides mmdet's keys, ``video_dir`` (the video's folder), ``source_frame`` (its number in
     the folder's own gt.txt / det.txt, before ``stride``), ``source_length`` (the folder's seqLength) and
@@ -52,7 +56,8 @@ class VastMATDataset(BaseVideoDataset):
 
     def __init__(self, *args: Any, protocol: str | int | None = None, split: str | None = None,
                  videos: SequenceType[str] | None = None, stride: int = 1, load_as: str = 'video',
-                 img_dir: str = 'img1', instance_ids: str = 'video', with_gt: bool = True, **kwargs: Any) -> None:
+                 img_dir: str = 'img1', instance_ids: str = 'video', with_gt: bool = True,
+                 min_visibility: float | None = None, **kwargs: Any) -> None:
         if load_as not in LOAD_MODES:
             raise ValueError(f'VastMATDataset: load_as must be one of {LOAD_MODES}, got {load_as!r}')
         if instance_ids not in INSTANCE_ID_MODES:
@@ -65,7 +70,10 @@ class VastMATDataset(BaseVideoDataset):
         self.stride, self.load_as, self.img_dir, self.instance_ids = stride, load_as, img_dir, instance_ids
         if not with_gt and not kwargs.get('test_mode', False):
             raise ValueError('VastMATDataset: with_gt=False is for testing (test_mode=True); training reads gt.txt')
+        if min_visibility is not None and not 0.0 <= float(min_visibility) <= 1.0:
+            raise ValueError(f'VastMATDataset: min_visibility must be in [0, 1] or None, got {min_visibility}')
         self.with_gt = with_gt
+        self.min_visibility = None if min_visibility is None else float(min_visibility)
         kwargs.setdefault('ann_file', '')
         self._last_video: tuple[int, dict] | None = None
         super().__init__(*args, **kwargs)
@@ -98,6 +106,9 @@ class VastMATDataset(BaseVideoDataset):
             images = []
             for frame_index in range(sequence.length):
                 rows = order[frame_starts[frame_index]:frame_starts[frame_index + 1]]
+                if self.min_visibility is not None:  # known and too low: not annotated (unknown -1 kept)
+                    visibility = gt.visibility[rows]
+                    rows = rows[(visibility < 0) | (visibility >= self.min_visibility)]
                 instances = []
                 for r in rows:
                     left, top, width, height = gt.boxes[r].tolist()
