@@ -19,7 +19,8 @@ model = dict(
         num_queries=20,
         backbone=dict(depth=18, base_channels=16, frozen_stages=-1, norm_cfg=dict(type='BN', requires_grad=True),
                       norm_eval=False, init_cfg=None),
-        neck=dict(in_channels=[32, 64, 128], out_channels=width, norm_cfg=dict(type='GN', num_groups=8)),
+        neck=dict(in_channels=[32, 64, 128], out_channels=width, norm_cfg=dict(type='GN', num_groups=8),
+                  bias='auto'),  # no conv bias, as the cached demo models (base: bias=True, the official)
         encoder=dict(
             num_layers=1,
             layer_cfg=dict(self_attn_cfg=dict(embed_dims=width, num_heads=4, num_points=2),

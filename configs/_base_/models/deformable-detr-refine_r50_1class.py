@@ -1,8 +1,9 @@
 # Deformable DETR with iterative box refinement (Zhu et al., 2021) as the video models built on it use it (TransTrack,
 # MOTIP): mmdet 3.3's DeformableDETR with the original's settings, ResNet-50 (ImageNet; frozen stem and stage 1,
-# frozen BN), 4 levels (the ChannelMapper neck is the original input_proj), 6 + 6 layers, d 256, FFN 1024,
-# dropout 0.1, 8 heads, 4 points, 300 queries, one class `animal`; focal 2 (alpha 0.25) / L1 5 / GIoU 2 on every
-# decoder layer, Hungarian matching with costs 2 / 5 / 2; ImageNet mean / std, RGB. A model config wraps it:
+# frozen BN), 4 levels (the ChannelMapper neck is the original input_proj, its convolutions with a bias), 6 + 6
+# layers, d 256, FFN 1024, dropout 0.1, 8 heads, 4 points, 300 queries, one class `animal`; focal 2 (alpha 0.25) /
+# L1 5 / GIoU 2 on every decoder layer, Hungarian matching with costs 2 / 5 / 2; ImageNet mean / std, RGB. Official
+# checkpoints convert with vastmat.models.mot.official_deformable_detr_state_dict. A model config wraps it:
 #   model = dict(type='TransTrack', detector=dict(type='TransTrackDeformableDETR', num_queries=500, ...), ...)
 model = dict(
     data_preprocessor=dict(
@@ -32,6 +33,7 @@ model = dict(
             in_channels=[512, 1024, 2048],
             kernel_size=1,
             out_channels=256,
+            bias=True,  # the official input_proj: Conv2d with a bias, then GroupNorm (official checkpoints load)
             act_cfg=None,
             norm_cfg=dict(type='GN', num_groups=32),
             num_outs=4),
