@@ -23,6 +23,11 @@ img_scale = (1088, 608)  # width, height (official default_resolution)
 # The identity classifier's size: all 22,883 identity trajectories of VastMAT (paper), an upper bound for any split
 # (the official nID is likewise one more than the identities used); the head refuses a larger identity number.
 num_identities = 22883
+# The official default trains on 2 GPUs (opts.py --gpus 2,3) under nn.DataParallel: each GPU's chunk of 6 images has
+# its own BatchNorm statistics and its own MotLoss (normalised by the chunk's positives, boxes and identities), and the
+# step takes the mean of the two losses. One process here reproduces that (DLASeg batch_chunks, FairMOTHead
+# loss_chunks; tests/test_fairmot_golden.py); set 1 for one BatchNorm and one loss over the batch.
+gpu_chunks = 2
 
 model = dict(
     type='TrackingByDetection',
@@ -35,6 +40,7 @@ model = dict(
             levels=(1, 1, 1, 2, 2, 1),
             channels=(16, 32, 64, 128, 256, 512),
             down_ratio=4,
+            batch_chunks=gpu_chunks,
             # the official ImageNet DLA-34 (set to None to start from random weights)
             init_cfg=dict(type='Pretrained', checkpoint='http://dl.yf.io/dla/models/imagenet/dla34-ba72cf86.pth')),
         neck=None,
@@ -51,7 +57,8 @@ model = dict(
             loss_wh=dict(type='L1Loss', loss_weight=0.1),
             loss_offset=dict(type='L1Loss', loss_weight=1.0),
             loss_id=dict(type='CrossEntropyLoss', ignore_index=-1, avg_non_ignore=True, loss_weight=1.0),
-            multi_loss='uncertainty'),
+            multi_loss='uncertainty',
+            loss_chunks=gpu_chunks),
         test_cfg=dict(topk=500, local_maximum_kernel=3, conf_thres=0.4)),
     tracker=dict(type='JDETracker', conf_thres=0.4, track_buffer=30, min_box_area=100, aspect_ratio_thresh=None))
 

@@ -10,8 +10,9 @@ layout as the official compiled ``DCN``, whose offset conv is named ``conv_offse
 """
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import torch
 from mmcv.ops import ModulatedDeformConv2dPack
@@ -225,6 +226,36 @@ class DLAUp(nn.Module):
         return out
 
 
+def data_parallel_chunk_sizes(batch: int, chunks: int) -> list[int]:
+    """The per-GPU chunk sizes of the official FairMOT / CenterNet ``opts.py`` for ``batch`` images on ``chunks``
+    GPUs (``master_batch_size = batch // chunks``, the rest spread evenly, the first GPUs one more), empty chunks
+    left out: 12 on 2 GPUs -> ``[6, 6]``."""
+    if chunks < 1:
+        raise ValueError(f'data_parallel_chunk_sizes: chunks must be >= 1, got {chunks}')
+    if chunks == 1:
+        return [batch]
+    master = batch // chunks
+    rest = batch - master
+    sizes = [master] + [rest // (chunks - 1) + (1 if i < rest % (chunks - 1) else 0) for i in range(chunks - 1)]
+    return [size for size in sizes if size > 0]
+
+
+@contextlib.contextmanager
+def buffer_updates_dropped(module: nn.Module) -> Iterator[None]:
+    """Within the block, ``module``'s buffers (BatchNorm running statistics) are updated on copies that are then
+    dropped, as those of an ``nn.DataParallel`` replica other than device 0's. The original tensors are swapped back,
+    not written, so that autograd's saved tensors stay valid."""
+    kept = {}
+    for sub in module.modules():
+        kept[sub] = dict(sub._buffers)
+        sub._buffers.update({k: v.clone() for k, v in sub._buffers.items() if v is not None})
+    try:
+        yield
+    finally:
+        for sub, buffers in kept.items():
+            sub._buffers.update(buffers)
+
+
 @MODELS.register_module()
 class DLASeg(BaseModule):
     """FairMOT's DLA-34 network without heads: ``base`` (DLA), ``dla_up`` (DLAUp) and ``ida_up`` (IDAUp), all
@@ -240,6 +271,10 @@ class DLASeg(BaseModule):
         residual_root: residual aggregation nodes (False in DLA-34).
         deformable: DCNv2 upsampling convolutions (official); False: plain 3x3 convolutions, for training on a CPU
             (mmcv's CPU DCN backward took 3.8 of the 4.4 s of an iteration of the zoo's tiny FairMOT).
+        batch_chunks: in training, run the network on this many chunks of the batch (sizes as the official
+            ``opts.py`` splits a batch over GPUs: :func:`data_parallel_chunk_sizes`), as the official
+            ``nn.DataParallel`` over that many GPUs does: BatchNorm statistics per chunk, running statistics from the
+            first chunk only (device 0's replica). 1: one batch. Inference always runs the whole batch.
         init_cfg: e.g. ``dict(type='Pretrained', checkpoint=DLA34_IMAGENET_URL)`` for the official ImageNet
             weights of the trunk (a plain DLA checkpoint, keys ``base_layer.*``, ``level0.*`` ... ``fc.*``, loads
             into ``base``; its classifier ``fc`` is dropped), or a FairMOT / CenterNet checkpoint of this network.
@@ -251,9 +286,12 @@ class DLASeg(BaseModule):
 
     def __init__(self, levels: Sequence[int] = (1, 1, 1, 2, 2, 1),
                  channels: Sequence[int] = (16, 32, 64, 128, 256, 512), down_ratio: int = 4, last_level: int = 5,
-                 out_channel: int = 0, residual_root: bool = False, deformable: bool = True,
+                 out_channel: int = 0, residual_root: bool = False, deformable: bool = True, batch_chunks: int = 1,
                  init_cfg: dict | list | None = None) -> None:
         super().__init__(init_cfg)
+        if batch_chunks < 1:
+            raise ValueError(f'DLASeg: batch_chunks must be >= 1, got {batch_chunks}')
+        self.batch_chunks = batch_chunks
         if down_ratio not in (2, 4, 8, 16):
             raise ValueError(f'DLASeg: down_ratio must be 2, 4, 8 or 16, got {down_ratio}')
         self.first_level = int(math.log2(down_ratio))
@@ -276,10 +314,19 @@ class DLASeg(BaseModule):
         if x.shape[-2] % size_divisor or x.shape[-1] % size_divisor:
             raise ValueError(f'DLASeg: input height and width must be multiples of {size_divisor}, got '
                              f'{tuple(x.shape[-2:])} (pad them: data_preprocessor pad_size_divisor={size_divisor})')
+        if self.batch_chunks == 1 or not self.training:
+            return (self._forward(x), )
+        outs = []
+        for i, part in enumerate(x.split(data_parallel_chunk_sizes(len(x), self.batch_chunks))):
+            with buffer_updates_dropped(self) if i else contextlib.nullcontext():
+                outs.append(self._forward(part))
+        return (torch.cat(outs), )
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.dla_up(self.base(x))
         y = [x[i].clone() for i in range(self.last_level - self.first_level)]
         self.ida_up(y, 0, len(y))
-        return (y[-1], )
+        return y[-1]
 
     @staticmethod
     def _official_keys(state_dict: dict, prefix: str, *args: Any) -> None:

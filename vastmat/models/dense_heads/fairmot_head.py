@@ -22,6 +22,7 @@ from mmengine.config import ConfigDict
 from mmengine.structures import InstanceData
 from torch import Tensor, nn
 
+from vastmat.models.backbones.dla import data_parallel_chunk_sizes
 from vastmat.registry import MODELS
 
 NUM_IDENTITIES_KEY = 'model.detector.bbox_head.num_identities'
@@ -101,6 +102,10 @@ class FairMOTHead(BaseDenseHead):
         loss_hm / loss_wh / loss_offset / loss_id: mmdet losses, with the official weights 1, 0.1, 1 and 1.
         multi_loss: ``'uncertainty'`` (official) or ``'fix'`` (``L_det + 0.1 * L_id``).
         s_det_init / s_id_init: initial uncertainty weights (-1.85, -1.05).
+        loss_chunks: the loss is the mean of the losses of this many chunks of the batch, each normalised on its
+            own (its positives, its boxes, its identities), as the official ``nn.DataParallel`` training computes it
+            over that many GPUs (``MotLoss`` per GPU, then ``loss.mean()``; chunk sizes as the official ``opts.py``:
+            :func:`~vastmat.models.backbones.dla.data_parallel_chunk_sizes`). 1: one mean over the batch.
         test_cfg: ``topk`` (500), ``local_maximum_kernel`` (3), ``conf_thres`` (0.4: boxes scoring above it are kept).
     """
 
@@ -113,9 +118,12 @@ class FairMOTHead(BaseDenseHead):
                  loss_id: dict = dict(type='CrossEntropyLoss', ignore_index=-1, avg_non_ignore=True,
                                       loss_weight=1.0),
                  multi_loss: str = 'uncertainty', s_det_init: float = -1.85, s_id_init: float = -1.05,
-                 train_cfg: dict | None = None, test_cfg: dict | None = None,
+                 loss_chunks: int = 1, train_cfg: dict | None = None, test_cfg: dict | None = None,
                  init_cfg: dict | list | None = None) -> None:
         super().__init__(init_cfg)
+        if loss_chunks < 1:
+            raise ValueError(f'FairMOTHead: loss_chunks must be >= 1, got {loss_chunks}')
+        self.loss_chunks = loss_chunks
         if multi_loss not in MULTI_LOSS_MODES:
             raise ValueError(f'FairMOTHead: multi_loss must be one of {MULTI_LOSS_MODES}, got {multi_loss!r}')
         if num_identities is not None and num_identities < 3:
@@ -238,19 +246,30 @@ class FairMOTHead(BaseDenseHead):
                      id_preds: list[Tensor], batch_gt_instances: list[InstanceData], batch_img_metas: list[dict],
                      batch_gt_instances_ignore: Any = None) -> dict[str, Tensor]:
         """Focal loss on the heatmap, masked L1 on sizes and offsets, cross-entropy of the scaled, normalised
-        embeddings at the centres over the identities, combined by :func:`uncertainty_loss`.
+        embeddings at the centres over the identities, combined by :func:`uncertainty_loss`; with ``loss_chunks``
+        > 1, the mean of these losses over the chunks of the batch.
 
         Returns ``loss_det`` and ``loss_id`` (the two halves of the official total) and, for the log, the weighted
         parts ``det_hm``, ``det_wh``, ``det_off``, ``id_ce`` and ``s_det``, ``s_id`` (detached).
         """
         if len(hm_preds) != 1:
             raise ValueError(f'FairMOTHead works on one feature map, got {len(hm_preds)} (use neck=None)')
-        hm_pred, wh_pred, reg_pred, id_pred = hm_preds[0], wh_preds[0], reg_preds[0], id_preds[0]
+        preds = (hm_preds[0], wh_preds[0], reg_preds[0], id_preds[0])
         meta = batch_img_metas[0]
         input_shape = tuple(meta.get('batch_input_shape') or meta.get('pad_shape') or meta['img_shape'])[:2]
-        targets = {k: v.to(hm_pred.device) for k, v in
-                   self.get_targets(batch_gt_instances, tuple(hm_pred.shape[-2:]), input_shape).items()}
+        targets = {k: v.to(preds[0].device) for k, v in
+                   self.get_targets(batch_gt_instances, tuple(preds[0].shape[-2:]), input_shape).items()}
+        chunks, start = [], 0
+        for size in data_parallel_chunk_sizes(len(preds[0]), self.loss_chunks):
+            part = slice(start, start + size)
+            start += size
+            chunks.append(self._loss_terms(*(p[part] for p in preds), {k: v[part] for k, v in targets.items()}))
+        # official run_epoch: loss.mean() over the GPUs' losses (each of the logged parts likewise)
+        return {key: torch.stack([c[key] for c in chunks]).mean() for key in chunks[0]}
 
+    def _loss_terms(self, hm_pred: Tensor, wh_pred: Tensor, reg_pred: Tensor, id_pred: Tensor,
+                    targets: dict[str, Tensor]) -> dict[str, Tensor]:
+        """The official ``MotLoss`` of one batch (or one GPU's chunk) and its targets."""
         # official _sigmoid: the probabilities clamped to [1e-4, 1 - 1e-4]
         heatmap = torch.clamp(hm_pred.sigmoid(), min=1e-4, max=1 - 1e-4)
         num_pos = int(targets['hm'].eq(1).sum())
