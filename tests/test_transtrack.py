@@ -33,10 +33,10 @@ TINY = osp.join(CONFIGS, 'transtrack_tiny_vastmat-demo.py')
 #   level_embed 1,024; reference_points 514; combine (1x1, 512 -> 256) 131,328
 #   total 47,097,170 (main_track.py's n_parameters, requires_grad only: 46,874,770) with the official 20 logits;
 #   47,067,872 with one class (class_embed 6 x 257).
-# mmdet's modules differ in two places: ResNet's BN affine values are parameters (+53,120, frozen) and
-# ChannelMapper's convolutions have no bias before GN (-4 x 256): 47,067,872 + 53,120 - 1,024 = 47,119,968.
+# mmdet's modules differ in one place: ResNet's BN affine values are parameters (+53,120, frozen); ChannelMapper's
+# convolutions have the official bias before GN (bias=True in the base config): 47,067,872 + 53,120 = 47,120,992.
 OFFICIAL_PARAMETERS_ONE_CLASS = 47_067_872
-EXPECTED_PARAMETERS = OFFICIAL_PARAMETERS_ONE_CLASS + 53_120 - 1_024
+EXPECTED_PARAMETERS = OFFICIAL_PARAMETERS_ONE_CLASS + 53_120
 
 
 @pytest.fixture(scope='module', autouse=True)
@@ -64,7 +64,7 @@ def test_full_size_model_has_the_official_parameter_count_and_runs():
     model = build(cfg.model)
     net = model.detector
     count = sum(p.numel() for p in model.parameters())
-    assert count == EXPECTED_PARAMETERS == 47_119_968
+    assert count == EXPECTED_PARAMETERS == 47_120_992
     assert abs(count - OFFICIAL_PARAMETERS_ONE_CLASS) / OFFICIAL_PARAMETERS_ONE_CLASS < 0.01
     size = {name: sum(p.numel() for p in getattr(net, name).parameters())
             for name in ('decoder', 'decoder_track', 'encoder', 'combine', 'bbox_head')}
@@ -87,6 +87,17 @@ def test_full_size_model_has_the_official_parameter_count_and_runs():
     assert len(dets2) == len(extra2['tracking']) == 500
     assert np.isfinite(extra2['tracking'].bboxes).all() and (dets2.scores > 0).all() and (dets2.scores < 1).all()
     assert not np.array_equal(extra2['tracking'].bboxes, dets2.bboxes)
+
+    # an official full-size checkpoint (crowdhuman_final.pth's keys and shapes: 20-row class heads, 500 queries,
+    # input projections with a bias) converts and loads with no missing or unexpected key
+    from helpers.transtrack_train_inputs import SHAPES
+    from vastmat.models.mot.transtrack_conversion import official_transtrack_state_dict
+    with open(SHAPES) as f:
+        shapes = json.load(f)['full']
+    assert shapes['class_embed.0.weight'] == [20, 256] and shapes['input_proj.0.0.bias'] == [256]
+    converted = official_transtrack_state_dict({k: torch.zeros(s) for k, s in shapes.items()})
+    assert model.load_state_dict(converted, strict=True)
+    assert len(converted) == len(model.state_dict())
 
 
 def test_a_model_without_init_weights_reads_no_uninitialised_memory():

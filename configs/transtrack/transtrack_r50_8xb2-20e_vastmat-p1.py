@@ -18,10 +18,9 @@
 # Adapted to VastMAT:
 #   - max_age 11 frames: the official 32 frames keep an unmatched track for 1.07 s at MOT17's 30 FPS, 11 frames are
 #     1.1 s at VastMAT's 10 FPS (as configs/qdtrack and configs/fairmot convert their memories);
-#   - the schedule starts from ImageNet weights on the VastMAT training split (the official model first trains 150
-#     epochs on CrowdHuman, a person dataset; VastMAT has no such animal pre-training set, and its ~1M frames make 20
-#     epochs many more images than those 150 CrowdHuman epochs). A TransTrack or Deformable DETR checkpoint can start
-#     it instead: load_from=... (a plain detector checkpoint loads into model.detector);
+#   - the official MOT fine-tuning starts from crowdhuman_final.pth (150 CrowdHuman epochs); so does this schedule,
+#     converted (load_from below); --cfg-options load_from=None starts from ImageNet (the backbone's init_cfg)
+#     instead;
 # transtrack_r50_8xb2-20e_vastmat-p1_pairs.py trains on real frame pairs instead of the released single-image recipe.
 #   bash tools/dist_train.sh configs/transtrack/transtrack_r50_8xb2-20e_vastmat-p1.py 8
 #   python tools/test.py configs/transtrack/transtrack_r50_8xb2-20e_vastmat-p1.py --checkpoint W/epoch_20.pth
@@ -41,6 +40,7 @@ model = dict(
     detector=dict(  # the detection decoder's config also builds the track decoder
         type='TransTrackDeformableDETR',
         num_queries=500,
+        official_offset_normalizer=True,  # TransTrack's sampling offsets over (H, W), as its checkpoints trained
         test_cfg=dict(max_per_img=500)),
     tracker=dict(type='TransTrackTracker', track_thresh=0.4, min_similarity=0.4, max_age=11))
 
@@ -84,6 +84,13 @@ train_dataloader = dict(
     dataset=dict(filter_cfg=dict(filter_empty_gt=False), min_visibility=0.25, pipeline=train_pipeline))
 test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
 
+# The official starting point: PeizeSun/TransTrack's crowdhuman_final.pth (track_exps/crowdhuman_mot_trainhalf.sh
+# --resume crowdhuman_final.pth), converted by
+#   python tools/model_converters/transtrack_official.py crowdhuman_final.pth \
+#       checkpoints/transtrack_crowdhuman_final_vastmat.pth
+# (the person row 1 of its 20-row class heads becomes the one class); --cfg-options load_from=None falls back to
+# the ImageNet ResNet-50 (init_cfg) and randomly initialised transformer.
+load_from = 'checkpoints/transtrack_crowdhuman_final_vastmat.pth'
 max_epochs = 20
 train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs)
 optim_wrapper = dict(

@@ -17,6 +17,7 @@ model = dict(
     max_shift=16,  # 100 px at 800 px inputs, / 6.25
     detector=dict(
         num_queries=20,
+        official_offset_normalizer=False,  # mmcv's offsets over (W, H), as the cached demo models (base: official)
         backbone=dict(depth=18, base_channels=16, frozen_stages=-1, norm_cfg=dict(type='BN', requires_grad=True),
                       norm_eval=False, init_cfg=None),
         neck=dict(in_channels=[32, 64, 128], out_channels=width, norm_cfg=dict(type='GN', num_groups=8),
@@ -67,11 +68,13 @@ test_pipeline = [
         ]),
     dict(type='PackVastMATInputs')
 ]
+# min_visibility=None: every box, as the cached demo models (base: 0.25, the official MOT annotations)
 train_dataloader = dict(batch_size=2, num_workers=0, persistent_workers=False,
-                        dataset=dict(data_root=data_root, pipeline=train_pipeline))
+                        dataset=dict(data_root=data_root, min_visibility=None, pipeline=train_pipeline))
 test_dataloader = dict(num_workers=0, persistent_workers=False,
                        dataset=dict(data_root=data_root, pipeline=test_pipeline))
 
+load_from = None  # from scratch (the full-size config starts from the converted crowdhuman_final.pth)
 max_iters = 8
 # from scratch, a few iterations: a larger rate than the official 2e-4 (the multipliers and clipping as official)
 optim_wrapper = dict(optimizer=dict(lr=2e-3))

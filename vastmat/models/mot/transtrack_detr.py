@@ -14,6 +14,10 @@ TransTrack adds to Deformable DETR:
   ``None``), so every layer's box is ``sigmoid(reg_branches[l](hs_l) + inverse_sigmoid(previous box))``. The class and
   box heads (``bbox_head.cls_branches`` / ``reg_branches``) are shared by both decoders; it reads the detection
   decoder's encoder memory (:meth:`TransTrackDeformableDETR.forward_track_decoder`);
+* the sampling offsets of 2-d reference points (the encoder, the detection decoder's first layer) are divided by
+  the level's ``(H, W)``: TransTrack's ``models/ops/modules/ms_deform_attn.py`` divides by ``input_spatial_shapes``
+  where Deformable DETR's later code (and mmcv) divide by ``(W, H)``; its checkpoints were trained so.
+  ``official_offset_normalizer=True`` (the full-size configs) does the same (:class:`TransTrackDeformableAttention`);
 * no positional query in the decoders: TransTrack's ``deformable_transformer{,_track}.py`` sets ``query_embed = None``
   before calling the decoder (Deformable DETR passes it), so the positional half of ``query_embedding`` only makes the
   reference points. ``query_pos_in_decoder=True`` gives Deformable DETR's behaviour instead.
@@ -34,6 +38,35 @@ from torch import Tensor, nn
 from vastmat.registry import MODELS
 
 
+def _offsets_over_height_width(module: nn.Module, args: Any, output: Tensor, spatial_shapes: Tensor,
+                               num_heads: int, num_levels: int, num_points: int) -> Tensor:
+    """Forward hook of ``sampling_offsets``: x offsets times ``W_l / H_l``, y offsets times ``H_l / W_l``, so that
+    mmcv's division by ``(W_l, H_l)`` gives TransTrack's division by ``(H_l, W_l)``."""
+    h, w = spatial_shapes[:, 0].to(output.dtype), spatial_shapes[:, 1].to(output.dtype)
+    factor = torch.stack([w / h, h / w], -1)[:, None, :]  # (levels, 1, 2)
+    shape = output.shape
+    return (output.view(*shape[:-1], num_heads, num_levels, num_points, 2) * factor).view(shape)
+
+
+class TransTrackDeformableAttention(MultiScaleDeformableAttention):
+    """mmcv's ``MultiScaleDeformableAttention`` with TransTrack's offset normalisation for 2-d reference points:
+    ``reference + offset / (H_l, W_l)`` (the official ``ms_deform_attn.py``: ``sampling_offsets /
+    input_spatial_shapes``) instead of ``/ (W_l, H_l)``. 4-d reference points (boxes) are unchanged. Same
+    parameters as mmcv's module."""
+
+    def forward(self, *args: Any, **kwargs: Any) -> Tensor:
+        reference_points, spatial_shapes = kwargs.get('reference_points'), kwargs.get('spatial_shapes')
+        if reference_points is None or spatial_shapes is None or reference_points.shape[-1] != 2:
+            return super().forward(*args, **kwargs)
+        handle = self.sampling_offsets.register_forward_hook(
+            lambda module, inputs, output: _offsets_over_height_width(
+                module, inputs, output, spatial_shapes, self.num_heads, self.num_levels, self.num_points))
+        try:
+            return super().forward(*args, **kwargs)
+        finally:
+            handle.remove()
+
+
 @MODELS.register_module()
 class TransTrackDeformableDETR(DeformableDETR):
     """mmdet's ``DeformableDETR`` with TransTrack's feature fusion and track decoder.
@@ -42,16 +75,21 @@ class TransTrackDeformableDETR(DeformableDETR):
         decoder: the detection decoder's config; the track decoder is built from the same config.
         query_pos_in_decoder: add the positional half of ``query_embedding`` to the decoder queries (Deformable
             DETR); False (default) is TransTrack's, which gives the decoders no positional query.
+        official_offset_normalizer: True: every deformable attention is a :class:`TransTrackDeformableAttention`
+            (TransTrack's offsets over ``(H, W)`` for 2-d reference points, as its checkpoints were trained); False
+            (default): mmcv's ``(W, H)``, Deformable DETR's.
         *args, **kwargs: mmdet ``DeformableDETR`` arguments (``with_box_refine=True``, ``as_two_stage=False`` in
             TransTrack; two-stage is not supported).
     """
 
-    def __init__(self, *args: Any, decoder: dict, query_pos_in_decoder: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, decoder: dict, query_pos_in_decoder: bool = False,
+                 official_offset_normalizer: bool = False, **kwargs: Any) -> None:
         if kwargs.get('as_two_stage'):
             raise ValueError('TransTrackDeformableDETR: as_two_stage=True is not supported (TransTrack is '
                              'single-stage: its queries are query_embedding and the previous frame\'s outputs)')
         self.track_decoder_cfg = copy.deepcopy(decoder)
         self.query_pos_in_decoder = query_pos_in_decoder
+        self.official_offset_normalizer = official_offset_normalizer
         super().__init__(*args, decoder=decoder, **kwargs)
 
     def _init_layers(self) -> None:
@@ -62,6 +100,10 @@ class TransTrackDeformableDETR(DeformableDETR):
         self.decoder_track = DeformableDetrTransformerDecoder(**copy.deepcopy(self.track_decoder_cfg))
         # official: nn.Conv2d(hidden_dim * 2, hidden_dim, kernel_size=1), PyTorch's default initialisation
         self.combine = nn.Conv2d(2 * self.embed_dims, self.embed_dims, kernel_size=1)
+        if self.official_offset_normalizer:  # the same parameters, TransTrack's offset normalisation
+            for module in self.modules():
+                if type(module) is MultiScaleDeformableAttention:
+                    module.__class__ = TransTrackDeformableAttention
 
     def init_weights(self) -> None:
         """Deformable DETR's initialisation, and the same for the track decoder (the official ``_reset_parameters``:
