@@ -13,7 +13,8 @@ Training step (:meth:`MOTIP.loss`, the official ``train.py``) on clips ``(N, T, 
    official ``DETR_NUM_TRAIN_FRAMES`` 4) keep their gradients, the others run under ``no_grad``;
 2. Deformable DETR's set loss on all frames (focal / L1 / GIoU on every decoder layer: ``bbox_head.loss_by_feat``);
 3. each ground-truth box's identity token is the last decoder layer's output ``hs[-1]`` of the query matched to it
-   by the last layer's Hungarian assignment (``prepare_for_motip``);
+   by the Hungarian assignment the official criterion returns (``prepare_for_motip``'s ``detr_indices``): that of
+   the second-to-last decoder layer (:attr:`MOTIP.id_matching_layer`);
 4. per clip, ``num_groups`` random ID-label assignments with trajectory occlusion and switch augmentation
    (:mod:`.motip_targets`), trajectory modelling, the ID decoder, and the ID loss (cross-entropy over the unknown
    tokens of frames 1..T-1), weighted by ``id_loss_weight``.
@@ -151,9 +152,18 @@ class MOTIP(TrackingByDetection):
         outputs = torch.cat([p[2] for p in parts], dim=0).index_select(0, back)
         return logits, boxes, outputs
 
+    @property
+    def id_matching_layer(self) -> int:
+        """The decoder layer whose Hungarian assignment picks the identity tokens' queries in training: -2 (the
+        last auxiliary layer) with more than one decoder layer, else -1. A faithful quirk of the official code: its
+        ``SetCriterion.forward`` (models/deformable_detr/deformable_detr.py) reassigns ``indices`` in the loop over
+        the auxiliary outputs and returns those, and ``train.py`` gathers ``hs[-1]`` with them
+        (tests/test_motip_golden_train.py)."""
+        return -2 if self.detector.bbox_head.num_pred_layer > 1 else -1
+
     def matched_queries(self, logits: Tensor, boxes: Tensor, sample: Any) -> Tensor:
-        """For each ground-truth box of a frame, the query the last decoder layer's Hungarian assignment gives it
-        (the DETR criterion's ``indices``): ``(num_gt,)``."""
+        """For each ground-truth box of a frame, the query a decoder layer's Hungarian assignment gives it (the
+        layer of ``logits`` / ``boxes``; training passes :attr:`id_matching_layer`'s): ``(num_gt,)``."""
         head = self.detector.bbox_head
         img_h, img_w = sample.metainfo['img_shape'][:2]
         factor = boxes.new_tensor([img_w, img_h, img_w, img_h])
@@ -197,7 +207,8 @@ class MOTIP(TrackingByDetection):
             targets.append(trajectory_and_unknown(labels, decoder.num_id_vocabulary, self.occlusion_prob,
                                                   self.switch_prob))
             rows = range(b * clip_length, (b + 1) * clip_length)
-            features.append([outputs[i][self.matched_queries(logits[-1][i], boxes[-1][i], samples[i])]
+            layer = self.id_matching_layer
+            features.append([outputs[i][self.matched_queries(logits[layer][i], boxes[layer][i], samples[i])]
                              for i in rows])
         seq = gather_clip_features(targets, features)
         id_logits = decoder(self.tracker.trajectory_modeling(seq['trajectory_features']), seq['trajectory_id_labels'],

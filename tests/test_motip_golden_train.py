@@ -1,0 +1,234 @@
+"""MOTIP's training step against the OFFICIAL one (MCG-NJU/MOTIP 5cfbcd4, recorded by
+tests/fixtures/motip_train_official/make_golden.py; README.md there): from the same weights (a seeded COCO-shaped
+Deformable DETR in the official naming, its person row copied into the one-class head by the official
+load_detr_pretrain / our converter's package functions; the ID modules by one rule) on the same clip, with the same
+random draws (the ID labels' and the gradient frames' generators seeded alike), the frames with DETR gradients and
+the DETR passes, the ID targets, every decoder layer's Hungarian assignments and focal / L1 / GIoU terms, the ID
+loss, the gradient of every parameter, and one step of the full-size config's optim_wrapper (parameter groups,
+weight decay, separate clipping) against the official AdamW built by get_param_groups."""
+import copy
+import os.path as osp
+import random
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.optim import build_optim_wrapper
+
+from conftest import REPO, build_model, vastmat_scope
+from helpers.detr_official_weights import official_detr_weights, read_shapes
+from helpers.detr_samples import clip, frame_sample
+from helpers.motip_train_inputs import (FRAME_SEED, FRAMES, HEIGHT, SIZES, TARGET_SEED, WEIGHT_SEED, WIDTH,
+                                        clip_images, normalized, record)
+from vastmat.experiments.simulated_inputs import deterministic_motip_weights
+
+FIXTURES = osp.join(REPO, 'tests', 'fixtures', 'motip_train_official')
+P1 = osp.join(REPO, 'configs', 'motip', 'motip_r50_8xb1-10e_vastmat-p1.py')
+# official loss key -> ours: the last decoder layer's terms bare, the first layer's as d0.* (official *_0)
+LOSS_KEYS = {'loss_ce': 'loss_cls', 'loss_bbox': 'loss_bbox', 'loss_giou': 'loss_iou'}
+
+
+@pytest.fixture(scope='module', autouse=True)
+def scope():
+    vastmat_scope('vastmat.engine')
+
+
+def narrow_model_cfg(base: Config) -> dict:
+    """The full-size config's model at the golden test's sizes (helpers/motip_train_inputs.SIZES): ResNet-50
+    with the full-size settings (frozen stem and stage 1, frozen BN), no ImageNet download."""
+    s, w = SIZES, SIZES['hidden_dim']
+    cfg = copy.deepcopy(base.model)
+    attn = dict(embed_dims=w, num_heads=s['num_heads'], num_points=s['num_points'], dropout=0.0, batch_first=True)
+    ffn = dict(embed_dims=w, feedforward_channels=s['ffn_dim'], ffn_drop=0.0)
+    det = cfg['detector']
+    det['num_queries'] = s['num_queries']
+    det['backbone']['init_cfg'] = None
+    det['neck']['out_channels'] = w
+    det['encoder'] = dict(num_layers=s['enc_layers'], layer_cfg=dict(self_attn_cfg=attn, ffn_cfg=ffn))
+    det['decoder'] = dict(num_layers=s['dec_layers'], return_intermediate=True, post_norm_cfg=None,
+                          layer_cfg=dict(self_attn_cfg=dict(embed_dims=w, num_heads=s['num_heads'], dropout=0.0,
+                                                            batch_first=True),
+                                         cross_attn_cfg=attn, ffn_cfg=ffn))
+    det['positional_encoding']['num_feats'] = w // 2
+    det['bbox_head']['embed_dims'] = w
+    det['test_cfg'] = dict(max_per_img=s['num_queries'])
+    cfg['tracker']['trajectory_modeling'].update(detr_dim=w, feature_dim=s['feature_dim'])
+    cfg['tracker']['miss_tolerance'] = s['rel_pe_length']
+    cfg['tracker']['id_decoder'].update(feature_dim=s['feature_dim'], id_dim=s['id_dim'],
+                                        num_layers=s['id_layers'], head_dim=s['id_head_dim'],
+                                        num_id_vocabulary=s['num_id_vocabulary'], rel_pe_length=s['rel_pe_length'])
+    cfg.update(num_groups=s['num_groups'], num_train_frames=s['num_train_frames'],
+               num_checkpoint_frames=s['num_checkpoint_frames'], occlusion_prob=s['occlusion_prob'],
+               switch_prob=s['switch_prob'])
+    return cfg
+
+
+def official_names(shapes: dict) -> dict:
+    """Official MOTIP parameter name -> ours (the package's DETR mapping; the ID modules keep their names)."""
+    from vastmat.models.mot import official_deformable_detr_state_dict
+    dummy = {k: torch.empty(v) for k, v in shapes.items()}
+    by_id = {id(v): k for k, v in official_deformable_detr_state_dict(dummy).items()}
+    names = {f'detr.{k}': f'detector.{by_id[id(v)]}' for k, v in dummy.items() if id(v) in by_id}
+    # the official named_parameters() names the box-refinement alias first (transformer before bbox_embed)
+    for k in list(names):
+        if k.startswith('detr.bbox_embed.'):
+            names[k.replace('detr.', 'detr.transformer.decoder.', 1)] = names[k]
+    return names
+
+
+@pytest.fixture(scope='module')
+def golden():
+    return torch.load(osp.join(FIXTURES, 'train_step.pt'), weights_only=True)
+
+
+@pytest.fixture(scope='module')
+def ours(golden):
+    """Our model from the same weights, one training step on the same clip (draws seeded as the driver's), with the
+    full-size config's optim_wrapper; everything the test compares."""
+    from vastmat.models.mot import motip as motip_module
+    from vastmat.models.mot import official_deformable_detr_state_dict, official_one_class_head
+    base = Config.fromfile(P1)
+    model = build_model(narrow_model_cfg(base), seed=0)
+    shapes = read_shapes(osp.join(FIXTURES, 'detr_shapes.json'))
+    coco = official_detr_weights(shapes, WEIGHT_SEED)
+    model.detector.load_state_dict(official_deformable_detr_state_dict(official_one_class_head(coco)), strict=True)
+    deterministic_motip_weights(model.tracker.trajectory_modeling, 'random')
+    deterministic_motip_weights(model.tracker.id_decoder, 'random')
+    model.double()  # float64, as the driver's official run (fixture README)
+    model.train()
+
+    rec = dict(calls=[], assignments=[], targets=[])
+    run_chunks, assign = model._run_detr_in_chunks, model.detector.bbox_head.assigner.assign
+    generate, to_targets = motip_module.generate_id_labels, motip_module.trajectory_and_unknown
+
+    def recording_chunks(frames, samples, rows, chunk, checkpointed=False):
+        step = chunk if chunk > 0 else len(rows)
+        rec['calls'] += [dict(frames=len(rows[i:i + step]), grad=torch.is_grad_enabled(), checkpoint=checkpointed)
+                         for i in range(0, len(rows), step)]
+        return run_chunks(frames, samples, rows, chunk, checkpointed)
+
+    def recording_assign(**kwargs):
+        result = assign(**kwargs)
+        positive = torch.nonzero(result.gt_inds > 0).squeeze(1)
+        rec['assignments'].append((positive.tolist(), (result.gt_inds[positive] - 1).tolist()))
+        return result
+
+    def seeded_generate(*args, **kwargs):  # the official draws happen in its dataset transforms, seeded so
+        random.seed(TARGET_SEED)
+        torch.manual_seed(TARGET_SEED)
+        return generate(*args, **kwargs)
+
+    def recording_targets(*args, **kwargs):
+        out = to_targets(*args, **kwargs)
+        rec['targets'].append(out)
+        return out
+
+    model._run_detr_in_chunks = recording_chunks
+    model.detector.bbox_head.assigner.assign = recording_assign
+    motip_module.generate_id_labels, motip_module.trajectory_and_unknown = seeded_generate, recording_targets
+    try:
+        inputs = normalized(clip_images(), torch.float64)[None]
+        frames = [frame_sample(t, HEIGHT, WIDTH, boxes=boxes, ids=ids) for t, (boxes, ids) in enumerate(FRAMES)]
+        for frame in frames:
+            frame.gt_instances.bboxes = frame.gt_instances.bboxes.double()
+        samples = [clip(frames)]
+        torch.manual_seed(FRAME_SEED)
+        losses = model.loss(inputs, samples)
+    finally:
+        motip_module.generate_id_labels, motip_module.trajectory_and_unknown = generate, to_targets
+    total = sum(v for k, v in losses.items() if 'loss' in k)
+    total.backward()
+    rec['losses'] = {k: float(v) for k, v in losses.items()}
+    rec['total'] = float(total)
+    rec['grads'] = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
+    wrapper = build_optim_wrapper(model, copy.deepcopy(base.optim_wrapper))
+    rec['lr'] = {id(p): (g['lr'], g['weight_decay']) for g in wrapper.optimizer.param_groups for p in g['params']}
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    wrapper.step()
+    hub = wrapper.message_hub
+    rec['clip_norms'] = [hub.get_scalar(f'train/grad_norm_{part}').current() for part in ('detector', 'other')]
+    rec['steps'] = {n: p.detach() - before[n] for n, p in model.named_parameters()}
+    rec['params'] = dict(model.named_parameters())
+    rec['names'] = official_names(shapes)
+    for n, _ in model.tracker.named_parameters():
+        rec['names'].setdefault(n, f'tracker.{n}')
+    return rec
+
+
+def test_same_frames_carry_detr_gradients(golden, ours):
+    """num_train_frames / num_checkpoint_frames = the official DETR_NUM_TRAIN_FRAMES / DETR_NUM_CHECKPOINT_FRAMES:
+    the same frames with gradients (the same torch.randperm draw), the same passes (frames, grad mode)."""
+    assert golden['train_frames'] == [1, 2]
+    key = lambda c: (c['frames'], c['grad'], c['checkpoint'])  # noqa: E731
+    assert sorted(map(key, ours['calls'])) == sorted(map(key, golden['detr_calls']))
+    with_grad = {n for n, g in ours['grads'].items() if n.startswith('detector.backbone.')}
+    assert with_grad  # the backbone learns from the gradient frames only (their features)
+
+
+def test_id_targets_equal_official(golden, ours):
+    (targets,) = ours['targets']
+    official = golden['id_targets']
+    assert torch.equal(targets.trajectory_id_labels, official['trajectory_id_labels'])
+    assert torch.equal(targets.trajectory_masks, official['trajectory_id_masks'])
+    assert torch.equal(targets.unknown_id_labels, official['unknown_id_labels'])
+    assert torch.equal(targets.unknown_masks, official['unknown_id_masks'])
+
+
+def test_hungarian_assignments_per_frame_and_layer_equal_official(golden, ours):
+    """mmdet's HungarianAssigner (loss_by_feat: layer 0's frames, then layer 1's; then MOTIP's matching for the
+    identity tokens, at layer id_matching_layer = -2) against the official HungarianMatcher (last layer first, then
+    the auxiliary layer, whose indices the official criterion returns to prepare_for_motip)."""
+    T = len(FRAMES)
+    last, aux = golden['matches']
+    assert last != aux  # the batch tells the two layers apart
+    got = ours['assignments']
+    assert len(got) == 3 * T
+    for t in range(T):
+        for mine, official in ((got[t], aux[t]), (got[T + t], last[t]), (got[2 * T + t], aux[t])):
+            assert sorted(zip(*mine)) == sorted(zip(*official))
+
+
+def test_detr_and_id_losses_equal_official(golden, ours):
+    official, weights = golden['detr_losses'], golden['weight_dict']
+    for key, name in LOSS_KEYS.items():
+        assert ours['losses'][name] == pytest.approx(weights[key] * official[key], rel=2e-5, abs=1e-6), name
+        assert ours['losses'][f'd0.{name}'] == pytest.approx(weights[f'{key}_0'] * official[f'{key}_0'],
+                                                            rel=2e-5, abs=1e-6), name
+    assert ours['losses']['loss_id'] == pytest.approx(golden['id_loss_weight'] * golden['id_loss'], rel=2e-5)
+    assert ours['total'] == pytest.approx(golden['total_loss'], rel=2e-5)
+
+
+def _close(mine: torch.Tensor, official: torch.Tensor, name: str, rel: float, atol: float) -> None:
+    scale = float(official.abs().max())
+    assert float((mine.double() - official.double()).abs().max()) <= rel * scale + atol, name
+
+
+def test_every_gradient_equals_official(golden, ours):
+    """The gradient of every official trainable parameter (before clipping), whole or as a digest; parameters the
+    official code freezes (stem, stage 1; FrozenBatchNorm2d buffers) get none in ours either."""
+    names, grads = ours['names'], ours['grads']
+    assert {names[n] for n in golden['grads']} == set(grads)
+    for n, official in golden['grads'].items():
+        mine = grads[names[n]]
+        _close(record(n, mine), official, n, 1e-6, 1e-12)
+
+
+def test_optimizer_step_equals_official(golden, ours):
+    """One step of the full-size config's optim_wrapper (AdamW 1e-4, backbone x0.1, sampling_offsets /
+    reference_points x0.05, weight decay 5e-4, DETR and ID parts clipped to 0.1 separately) against the official
+    AdamW on get_param_groups with the official separate clipping: the same lr and decay per parameter, the same
+    change of every parameter."""
+    names, params = ours['names'], ours['params']
+    for group in golden['groups']:
+        for n in group['names']:
+            assert ours['lr'][id(params[names[n]])] == pytest.approx((group['lr'], group['weight_decay'])), n
+    changed = {names[n] for n in golden['steps']}
+    for n, step in ours['steps'].items():
+        if n not in changed:
+            assert not step.any(), n
+    assert ours['clip_norms'] == pytest.approx(golden['clip_norms'], rel=1e-6)  # DETR's, then the ID part's
+    # Adam's first step is lr g / (|g| + eps): where a clipped gradient is near eps (1e-8) its last digits (the two
+    # codes' float32 position encodings) move the step by up to ~1e-4 of lr; the lr and decay of every parameter
+    # are compared exactly above
+    for n, official in golden['steps'].items():
+        _close(record(n, ours['steps'][names[n]]), official, n, 5e-4, 1e-12)
