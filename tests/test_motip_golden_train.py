@@ -18,8 +18,8 @@ from mmengine.optim import build_optim_wrapper
 from conftest import REPO, build_model, vastmat_scope
 from helpers.detr_official_weights import official_detr_weights, read_shapes
 from helpers.detr_samples import clip, frame_sample
-from helpers.motip_train_inputs import (FRAME_SEED, FRAMES, HEIGHT, SIZES, TARGET_SEED, WEIGHT_SEED, WIDTH,
-                                        clip_images, normalized, record)
+from helpers.motip_train_inputs import (FRAME_SEED, FRAMES, HEIGHT, TARGET_SEED, WEIGHT_SEED, WIDTH, clip_images,
+                                        narrow_model_cfg, normalized, record)
 from vastmat.experiments.simulated_inputs import deterministic_motip_weights
 
 FIXTURES = osp.join(REPO, 'tests', 'fixtures', 'motip_train_official')
@@ -31,36 +31,6 @@ LOSS_KEYS = {'loss_ce': 'loss_cls', 'loss_bbox': 'loss_bbox', 'loss_giou': 'loss
 @pytest.fixture(scope='module', autouse=True)
 def scope():
     vastmat_scope('vastmat.engine')
-
-
-def narrow_model_cfg(base: Config) -> dict:
-    """The full-size config's model at the golden test's sizes (helpers/motip_train_inputs.SIZES): ResNet-50
-    with the full-size settings (frozen stem and stage 1, frozen BN), no ImageNet download."""
-    s, w = SIZES, SIZES['hidden_dim']
-    cfg = copy.deepcopy(base.model)
-    attn = dict(embed_dims=w, num_heads=s['num_heads'], num_points=s['num_points'], dropout=0.0, batch_first=True)
-    ffn = dict(embed_dims=w, feedforward_channels=s['ffn_dim'], ffn_drop=0.0)
-    det = cfg['detector']
-    det['num_queries'] = s['num_queries']
-    det['backbone']['init_cfg'] = None
-    det['neck']['out_channels'] = w
-    det['encoder'] = dict(num_layers=s['enc_layers'], layer_cfg=dict(self_attn_cfg=attn, ffn_cfg=ffn))
-    det['decoder'] = dict(num_layers=s['dec_layers'], return_intermediate=True, post_norm_cfg=None,
-                          layer_cfg=dict(self_attn_cfg=dict(embed_dims=w, num_heads=s['num_heads'], dropout=0.0,
-                                                            batch_first=True),
-                                         cross_attn_cfg=attn, ffn_cfg=ffn))
-    det['positional_encoding']['num_feats'] = w // 2
-    det['bbox_head']['embed_dims'] = w
-    det['test_cfg'] = dict(max_per_img=s['num_queries'])
-    cfg['tracker']['trajectory_modeling'].update(detr_dim=w, feature_dim=s['feature_dim'])
-    cfg['tracker']['miss_tolerance'] = s['rel_pe_length']
-    cfg['tracker']['id_decoder'].update(feature_dim=s['feature_dim'], id_dim=s['id_dim'],
-                                        num_layers=s['id_layers'], head_dim=s['id_head_dim'],
-                                        num_id_vocabulary=s['num_id_vocabulary'], rel_pe_length=s['rel_pe_length'])
-    cfg.update(num_groups=s['num_groups'], num_train_frames=s['num_train_frames'],
-               num_checkpoint_frames=s['num_checkpoint_frames'], occlusion_prob=s['occlusion_prob'],
-               switch_prob=s['switch_prob'])
-    return cfg
 
 
 def official_names(shapes: dict) -> dict:

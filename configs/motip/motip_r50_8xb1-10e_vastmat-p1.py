@@ -24,13 +24,19 @@
 #     is still matched: 2.8 s at 10 FPS (the official 1.4 s at 20 FPS; VastMAT's animals stay occluded longer, and
 #     the relative time bias is learned over 30 frames);
 #   - the DETR starts from a Deformable DETR checkpoint (COCO, then VastMAT detection pre-training: the official
-#     DETR_PRETRAIN; motip_r50_8xb2-20e_vastmat-p1_detr-pretrain.py trains it, load it with load_from=...);
+#     DETR_PRETRAIN; motip_r50_8xb2-20e_vastmat-p1_detr-pretrain.py trains it: load_from below);
 #   - the official static-image clip simulation (a random shift of one image, for CrowdHuman) is not used:
 #     VastMAT trains on its videos only.
-#   bash tools/dist_train.sh configs/motip/motip_r50_8xb1-10e_vastmat-p1.py 8 --cfg-options load_from=DETR.pth
+#   bash tools/dist_train.sh configs/motip/motip_r50_8xb1-10e_vastmat-p1.py 8
 #   python tools/test.py configs/motip/motip_r50_8xb1-10e_vastmat-p1.py --checkpoint W/epoch_10.pth
 _base_ = ['../_base_/datasets/vastmat_video.py', '../_base_/default_runtime.py',
           '../_base_/models/deformable-detr-refine_r50_1class.py']
+
+# Starting point (the official DETR_PRETRAIN, r50_deformable_detr_coco_dancetrack.pth: COCO Deformable DETR, then
+# detection pre-training on the tracking data): the last checkpoint of motip_r50_8xb2-20e_vastmat-p1_detr-pretrain.py
+# (its DETR; the ID part starts afresh, as the official load_detr_pretrain leaves it). --cfg-options load_from=None
+# starts from the ImageNet ResNet-50 (the backbone's init_cfg) instead.
+load_from = 'work_dirs/motip_r50_8xb2-20e_vastmat-p1_detr-pretrain/epoch_20.pth'
 
 clip_length = 30
 train_scales = [(1440, s) for s in range(480, 801, 32)]  # (long side limit, short side)

@@ -7,6 +7,7 @@
 #   python tools/train.py configs/motip/motip_tiny_vastmat-demo.py
 #   python tools/test.py configs/motip/motip_tiny_vastmat-demo.py --checkpoint work_dirs/.../iter_8.pth
 _base_ = ['./motip_r50_8xb1-10e_vastmat-p1.py']
+load_from = None  # trained from scratch (the full-size config starts from its DETR pre-training)
 
 data_root = 'data/demo/'
 width = 32

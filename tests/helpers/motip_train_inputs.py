@@ -3,6 +3,7 @@ with its driver (tests/fixtures/motip_train_official/make_golden.py), and the di
 small in the fixture."""
 from __future__ import annotations
 
+import copy
 import zlib
 
 import torch
@@ -58,3 +59,33 @@ def record(name: str, tensor: torch.Tensor) -> torch.Tensor:
     if tensor.numel() <= FULL_GRADIENT_NUMEL:
         return tensor.detach().float().clone()
     return digest(name, tensor)
+
+
+def narrow_model_cfg(base) -> dict:
+    """The model of the full-size config ``base`` (an mmengine Config) at :data:`SIZES`: ResNet-50 with the
+    full-size settings (frozen stem and stage 1, frozen BN), no ImageNet download."""
+    s, w = SIZES, SIZES['hidden_dim']
+    cfg = copy.deepcopy(base.model)
+    attn = dict(embed_dims=w, num_heads=s['num_heads'], num_points=s['num_points'], dropout=0.0, batch_first=True)
+    ffn = dict(embed_dims=w, feedforward_channels=s['ffn_dim'], ffn_drop=0.0)
+    det = cfg['detector']
+    det['num_queries'] = s['num_queries']
+    det['backbone']['init_cfg'] = None
+    det['neck']['out_channels'] = w
+    det['encoder'] = dict(num_layers=s['enc_layers'], layer_cfg=dict(self_attn_cfg=attn, ffn_cfg=ffn))
+    det['decoder'] = dict(num_layers=s['dec_layers'], return_intermediate=True, post_norm_cfg=None,
+                          layer_cfg=dict(self_attn_cfg=dict(embed_dims=w, num_heads=s['num_heads'], dropout=0.0,
+                                                            batch_first=True),
+                                         cross_attn_cfg=attn, ffn_cfg=ffn))
+    det['positional_encoding']['num_feats'] = w // 2
+    det['bbox_head']['embed_dims'] = w
+    det['test_cfg'] = dict(max_per_img=s['num_queries'])
+    cfg['tracker']['trajectory_modeling'].update(detr_dim=w, feature_dim=s['feature_dim'])
+    cfg['tracker']['miss_tolerance'] = s['rel_pe_length']
+    cfg['tracker']['id_decoder'].update(feature_dim=s['feature_dim'], id_dim=s['id_dim'],
+                                        num_layers=s['id_layers'], head_dim=s['id_head_dim'],
+                                        num_id_vocabulary=s['num_id_vocabulary'], rel_pe_length=s['rel_pe_length'])
+    cfg.update(num_groups=s['num_groups'], num_train_frames=s['num_train_frames'],
+               num_checkpoint_frames=s['num_checkpoint_frames'], occlusion_prob=s['occlusion_prob'],
+               switch_prob=s['switch_prob'])
+    return cfg
