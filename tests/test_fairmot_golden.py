@@ -198,3 +198,118 @@ def test_optimizer_is_the_official_adam_over_network_and_loss_parameters(golden)
     ours = {k: v for k, v in groups[0].items() if k not in ('params', 'initial_lr')}
     assert sorted(ours.items()) == official[0]
     assert not optim_wrapper.clip_grad_kwargs  # no clipping, as the official
+
+
+def test_data_parallel_chunk_sizes_are_the_official_opts():
+    from vastmat.models.backbones.dla import data_parallel_chunk_sizes
+    assert data_parallel_chunk_sizes(12, 2) == [6, 6]  # the official default: batch 12 on --gpus 2,3
+    assert data_parallel_chunk_sizes(12, 1) == [12]
+    assert data_parallel_chunk_sizes(7, 3) == [2, 3, 2]  # master 7 // 3, the rest 5 spread: 3, 2
+    assert data_parallel_chunk_sizes(1, 2) == [1]  # an empty chunk is left out
+    with pytest.raises(ValueError, match='chunks'):
+        data_parallel_chunk_sizes(4, 0)
+
+
+@pytest.mark.parametrize('index', range(len(LETTERBOX_CASES)))
+def test_letterbox_pads_centred_as_the_official(golden, index):
+    """FairMOTLetterbox equals the official jde.py letterbox: pixels (INTER_AREA, 127.5 rounded by OpenCV, the odd
+    pixel of padding after the image), ratio and pads; boxes become box * ratio + (dw, dh) as get_data's labels."""
+    from mmdet.structures.bbox import HorizontalBoxes
+
+    from vastmat.registry import TRANSFORMS
+    height, width = golden[f'letterbox/{index}/size']
+    image = letterbox_images()[index]
+    boxes = np.array([[1.5, 2.0, 10.25, 20.0], [0.0, 0.0, image.shape[1], image.shape[0]]], np.float32)
+    transform = TRANSFORMS.build(dict(type='FairMOTLetterbox', width=int(width), height=int(height)))
+    out = transform(dict(img=image.copy(), img_shape=image.shape[:2], gt_bboxes=HorizontalBoxes(boxes.copy())))
+    np.testing.assert_array_equal(out['img'], golden[f'letterbox/{index}/out'])
+    ratio, dw, dh = golden[f'letterbox/{index}/ratio_dw_dh']
+    assert out['img_shape'] == (height, width) and out['scale_factor'] == (ratio, ratio)
+    assert out['letterbox_pad'] == (dw, dh)
+    close(out['gt_bboxes'].tensor, boxes * ratio + np.array([dw, dh, dw, dh]), 'boxes', rtol=0, atol=1e-5)
+    plain = transform(dict(img=image.copy(), img_shape=image.shape[:2], gt_bboxes=boxes.copy()))
+    close(plain['gt_bboxes'], out['gt_bboxes'].tensor, 'numpy boxes', rtol=0, atol=1e-5)
+
+
+def test_test_boxes_map_back_to_the_frame_as_the_official_tracker(golden):
+    """Boxes of a letterboxed frame map back about the centres (JDETracker.update's c, s; ctdet_post_process), in
+    the head's decoding when the meta has letterbox_pad."""
+    from vastmat.models.dense_heads import FairMOTHead, letterbox_to_frame
+    height, width, inp_height, inp_width = golden['post/frame_input'].tolist()
+    dets = torch.from_numpy(golden['post/dets'][:, :4].astype(np.float64))
+    mapped = letterbox_to_frame(dets * 4, (inp_height, inp_width), (height, width))
+    close(mapped, golden['post/boxes'][:, :4], 'mapped boxes', rtol=0, atol=1e-4)
+    # the head's decoding: one peak at (x 3, y 2) of the 8 x 12 map, offset (0.25, 0.5), sizes 1, 2, 3, 4 (ltrb)
+    head = FairMOTHead(in_channels=8, head_conv=8, reid_dim=4, num_identities=None)
+    hm = torch.full((1, 1, inp_height // 4, inp_width // 4), -10.0)
+    hm[0, 0, 2, 3] = 5.0
+    wh = torch.tensor([1.0, 2.0, 3.0, 4.0]).view(1, 4, 1, 1).expand(1, 4, *hm.shape[-2:])
+    reg = torch.tensor([0.25, 0.5]).view(1, 2, 1, 1).expand(1, 2, *hm.shape[-2:])
+    emb = torch.ones(1, 4, *hm.shape[-2:])
+    meta = dict(img_shape=(inp_height, inp_width), ori_shape=(height, width), batch_input_shape=(inp_height, inp_width),
+                scale_factor=(0.5, 0.5), letterbox_pad=(1.0, 1.0))
+    result = head.predict_by_feat([hm], [wh], [reg], [emb], batch_img_metas=[meta], rescale=True)[0]
+    expected = letterbox_to_frame(torch.tensor([[2.25, 0.5, 6.25, 6.5]], dtype=torch.float64) * 4,
+                                  (inp_height, inp_width), (height, width))
+    close(result.bboxes, expected, 'decoded boxes', rtol=0, atol=1e-4)
+
+
+def test_centernet_checkpoint_converts_and_forwards_as_the_official(golden, tmp_path):
+    """A CenterNet COCO checkpoint (official names, 80 classes, 2-channel wh, no id head) through
+    tools/model_converters/centernet_official.py, loaded as a config's load_from loads it (non-strict): the same
+    tensors skipped as the official load_model (its messages), and the eval forward of the loaded parts equal."""
+    from mmengine.runner import load_checkpoint
+
+    from conftest import tool
+    source, target = tmp_path / 'ctdet_coco_dla_2x.pth', tmp_path / 'converted.pth'
+    weights = official_weights(centernet=True)
+    torch.save({'epoch': 230, 'state_dict': {f'module.{k}': v for k, v in weights.items()}}, source)
+    converted = tool('tools/model_converters/centernet_official.py', source, target)
+    checkpoint = torch.load(target, weights_only=True)
+    assert checkpoint['meta']['official_epoch'] == 230
+    messages = [m.split(',')[0].rstrip('.') for m in checkpoint['meta']['load_messages']]
+    assert messages == golden['centernet/messages'].tolist()
+    assert len(converted) == len(weights) - 4  # hm.2 and wh.2 skipped
+    cfg = Config.fromfile(CONFIG)
+    cfg.model.detector.backbone.init_cfg = None
+    model = MODELS.build(cfg.model)
+    initial = copy.deepcopy(model.detector.bbox_head.state_dict())
+    load_checkpoint(model, str(target), map_location='cpu', strict=False)
+    head = model.detector.bbox_head
+    for name in ('hm.2.weight', 'hm.2.bias', 'wh.2.weight', 'wh.2.bias', 'id.0.weight', 'id.2.bias'):
+        assert torch.equal(head.state_dict()[name], initial[name]), name  # the network's own initialisation
+    assert torch.equal(head.reg[2].weight, weights['reg.2.weight'])
+    model.eval()
+    images, _ = train_batch()
+    with torch.no_grad():
+        features = model.detector.extract_feat(images[:1])[0]
+        close(fingerprint(features, samples=256), golden['centernet/features'], 'features', rtol=1e-4, atol=1e-5)
+        close(head.reg(features), golden['centernet/reg'], 'reg', rtol=1e-4, atol=1e-5)
+        for name in ('hm', 'wh'):  # the loaded hidden layer of the skipped heads (id.* is no one's: initialised)
+            close(fingerprint(getattr(head, name)[:2](features)), golden[f'centernet/{name}_hidden'], name,
+                  rtol=1e-4, atol=1e-4)
+
+
+def test_schedule_batch_and_chunks_are_the_official_defaults(golden):
+    """The full-size config's schedule, batch and per-GPU chunks against the official opts.py defaults (the official
+    mix_dla34.sh run adds only --load_model ../models/ctdet_coco_dla_2x.pth: load_from)."""
+    official = eval(str(golden['official_defaults']))
+    cfg = Config.fromfile(CONFIG)
+    assert cfg.optim_wrapper.optimizer == dict(type='Adam', lr=official['lr'])
+    assert cfg.train_cfg.max_epochs == official['num_epochs']
+    assert cfg.param_scheduler == [dict(type='MultiStepLR', by_epoch=True, milestones=official['lr_step'], gamma=0.1)]
+    loader = cfg.train_dataloader
+    assert loader.batch_size == official['batch_size'] and loader.drop_last is True  # train.py: drop_last=True
+    chunks = len(official['gpus'])
+    assert cfg.model.detector.backbone.batch_chunks == cfg.model.detector.bbox_head.loss_chunks == chunks
+    from vastmat.models.backbones.dla import data_parallel_chunk_sizes
+    assert data_parallel_chunk_sizes(loader.batch_size, chunks) == official['chunk_sizes']
+    head = cfg.model.detector.bbox_head
+    assert (head.reid_dim, head.head_conv, head.ltrb, head.max_objs, head.multi_loss) == (
+        official['reid_dim'], official['head_conv'], official['ltrb'], official['K'], official['multi_loss'])
+    assert (head.loss_wh.loss_weight, head.loss_offset.loss_weight, head.loss_hm.loss_weight,
+            head.loss_id.loss_weight) == (official['wh_weight'], official['off_weight'], official['hm_weight'],
+                                          official['id_weight'])
+    assert cfg.load_from == 'checkpoints/fairmot_ctdet_coco_dla_2x_vastmat.pth'
+    assert [t['type'] for t in cfg.test_pipeline[0]['transforms']] == ['LoadImageFromFile', 'FairMOTLetterbox']
+    assert 'letterbox_pad' in cfg.test_pipeline[-1]['meta_keys']

@@ -1,4 +1,5 @@
-# FairMOT on VastMAT Protocol 2 (Unseen categories): the Protocol 1 config trained and tested on the Protocol 2 splits.
+# FairMOT on VastMAT Protocol 2 (Unseen categories): the Protocol 1 config trained and tested on the Protocol 2 splits,
+# from the same start (load_from: the converted CenterNet COCO ctdet_coco_dla_2x.pth; load_from=None: ImageNet).
 _base_ = ['./fairmot_dla34_1xb12-30e_vastmat-p1.py']
 
 protocol = 'protocol2'

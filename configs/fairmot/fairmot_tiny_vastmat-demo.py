@@ -10,10 +10,29 @@ data_root = 'data/demo/'
 img_scale = (128, 96)  # width, height: the demo frames are 192 x 144
 num_identities = 30  # identities of the demo's Protocol 1 train split (VastMATDataset prints it)
 
+# Trained as before issue 39, so that the cached demo models stay valid (the same resolved config): without the
+# full-size config's official-training settings (2-GPU chunks, drop_last, the CenterNet start, FairMOTLetterbox):
+# the backbone, the head and the train dataloader restated whole (_delete_), load_from None.
+load_from = None
 model = dict(
     detector=dict(
-        backbone=dict(levels=(1, 1, 1, 1, 1, 1), channels=(8, 8, 16, 16, 32, 32), init_cfg=None),
-        bbox_head=dict(in_channels=16, head_conv=32, reid_dim=16, num_identities=num_identities),
+        backbone=dict(_delete_=True, type='DLASeg', levels=(1, 1, 1, 1, 1, 1), channels=(8, 8, 16, 16, 32, 32),
+                      down_ratio=4, init_cfg=None),
+        bbox_head=dict(
+            _delete_=True,
+            type='FairMOTHead',
+            in_channels=16,
+            num_classes=1,
+            head_conv=32,
+            reid_dim=16,
+            num_identities=num_identities,
+            ltrb=True,
+            max_objs=500,
+            loss_hm=dict(type='GaussianFocalLoss', alpha=2.0, gamma=4.0, loss_weight=1.0),
+            loss_wh=dict(type='L1Loss', loss_weight=0.1),
+            loss_offset=dict(type='L1Loss', loss_weight=1.0),
+            loss_id=dict(type='CrossEntropyLoss', ignore_index=-1, avg_non_ignore=True, loss_weight=1.0),
+            multi_loss='uncertainty'),
         # a few iterations leave the heatmap near its prior (sigmoid(-2.19) = 0.10): a low threshold and fewer
         # peaks, so that the demo test has detections to track
         test_cfg=dict(topk=20, conf_thres=0.05)),
@@ -45,8 +64,14 @@ test_pipeline = [
         ]),
     dict(type='PackVastMATInputs')
 ]
-train_dataloader = dict(batch_size=2, num_workers=0, persistent_workers=False,
-                        dataset=dict(data_root=data_root, pipeline=train_pipeline))
+train_dataloader = dict(
+    _delete_=True,
+    batch_size=2,
+    num_workers=0,
+    persistent_workers=False,
+    sampler=dict(type='TrackImgSampler'),
+    dataset=dict(type='VastMATDataset', data_root=data_root, protocol='protocol1', split='train', load_as='video',
+                 pipeline=train_pipeline, instance_ids='global'))
 test_dataloader = dict(num_workers=0, persistent_workers=False,
                        dataset=dict(data_root=data_root, pipeline=test_pipeline))
 

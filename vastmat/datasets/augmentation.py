@@ -1,6 +1,6 @@
-"""Training augmentations of FairMOT (official ``src/lib/datasets/dataset/jde.py``) and MOTIP (official
-``data/transforms.py``: the clip colour jitter and the clip crop) that mmdet lacks, and a wrapper that keeps VastMAT's
-per-instance arrays aligned through mmdet's geometric transforms.
+"""Training augmentations of FairMOT (official ``src/lib/datasets/dataset/jde.py``: the centred letterbox, the HSV
+jitter, the random affine) and MOTIP (official ``data/transforms.py``: the clip colour jitter and the clip crop) that
+mmdet lacks, and a wrapper that keeps VastMAT's per-instance arrays aligned through mmdet's geometric transforms.
 
 mmdet's geometric transforms (``RandomAffine``, ``FilterAnnotations``, ``RandomCrop`` ...) drop boxes from
 ``gt_bboxes``, ``gt_bboxes_labels`` and ``gt_ignore_flags`` only: ``gt_instances_ids`` (and VastMAT's
@@ -109,6 +109,67 @@ class FairMOTHSVAug(BaseTransform):
 
     def __repr__(self) -> str:
         return f'{self.__class__.__name__}(fraction={self.fraction})'
+
+
+def letterbox_geometry(height: int, width: int, out_height: int,
+                       out_width: int) -> tuple[float, int, int, float, float]:
+    """FairMOT's letterbox of a ``height x width`` image into ``out_height x out_width``: ``(ratio, new_width,
+    new_height, dw, dh)``, the scale, the resized size (Python's ``round``, as the official) and the centred padding
+    before the image (``(out - new) / 2``, a half pixel when odd; the official pads ``round(d - 0.1)`` before and
+    ``round(d + 0.1)`` after)."""
+    ratio = min(float(out_height) / height, float(out_width) / width)
+    new_width, new_height = round(width * ratio), round(height * ratio)
+    return ratio, new_width, new_height, (out_width - new_width) / 2, (out_height - new_height) / 2
+
+
+@TRANSFORMS.register_module()
+class FairMOTLetterbox(BaseTransform):
+    """FairMOT's letterbox (official ``jde.py`` ``letterbox``, training and tracking): the image resized with
+    ``cv2.INTER_AREA`` by ``ratio = min(height / h, width / w)`` to ``round(w * ratio) x round(h * ratio)`` and padded
+    CENTRED with ``pad_val`` to ``width x height`` (``round(dw - 0.1)`` columns on the left, ``round(dw + 0.1)`` on
+    the right, likewise rows). Boxes become ``box * ratio + (dw, dh)`` (the official label conversion), unclipped.
+
+    Written here because mmdet's ``FixShapeResize`` / ``Pad`` pad on the right and bottom. Sets ``img_shape``,
+    ``scale_factor`` ``(ratio, ratio)``, ``keep_ratio`` and ``letterbox_pad`` ``(dw, dh)``; pack ``letterbox_pad``
+    (``PackVastMATInputs(meta_keys=('letterbox_pad',))``) so that :class:`~vastmat.models.dense_heads.FairMOTHead`
+    maps test boxes back to the frame about the centres, as the official tracker does.
+
+    Args:
+        width, height: the network input (official 1088 x 608).
+        pad_val: the border value of every channel (official 127.5, which OpenCV rounds to 128 for uint8 images).
+    """
+
+    def __init__(self, width: int = 1088, height: int = 608, pad_val: float = 127.5) -> None:
+        if width <= 0 or height <= 0:
+            raise ValueError(f'FairMOTLetterbox: width and height must be positive, got {width} x {height}')
+        self.width, self.height, self.pad_val = width, height, pad_val
+
+    def transform(self, results: dict) -> dict:
+        img = results['img']
+        h, w = img.shape[:2]
+        ratio, new_w, new_h, dw, dh = letterbox_geometry(h, w, self.height, self.width)
+        img = cv2.resize(img, (new_w, new_h), interpolation=cv2.INTER_AREA)
+        results['img'] = cv2.copyMakeBorder(img, round(dh - 0.1), round(dh + 0.1), round(dw - 0.1),
+                                            round(dw + 0.1), cv2.BORDER_CONSTANT, value=(self.pad_val, ) * 3)
+        results['img_shape'] = results['img'].shape[:2]
+        results['scale_factor'] = (ratio, ratio)
+        results['keep_ratio'] = True
+        results['letterbox_pad'] = (dw, dh)
+        matrix = np.array([[ratio, 0, dw], [0, ratio, dh], [0, 0, 1]], np.float32)
+        if results.get('homography_matrix') is not None:
+            results['homography_matrix'] = matrix @ results['homography_matrix']
+        boxes = results.get('gt_bboxes')
+        if boxes is not None:
+            if isinstance(boxes, BaseBoxes):
+                boxes.rescale_((ratio, ratio))
+                boxes.translate_((dw, dh))
+            else:
+                results['gt_bboxes'] = (np.asarray(boxes, np.float64) * ratio
+                                        + np.array([dw, dh, dw, dh])).astype(np.float32)
+        return results
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}(width={self.width}, height={self.height}, pad_val={self.pad_val})'
 
 
 @TRANSFORMS.register_module()

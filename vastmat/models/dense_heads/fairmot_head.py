@@ -58,6 +58,20 @@ def uncertainty_loss(det_loss: Tensor, id_loss: Tensor, s_det: Tensor, s_id: Ten
     return 0.5 * (torch.exp(-s_det) * det_loss + s_det), 0.5 * (torch.exp(-s_id) * id_loss + s_id)
 
 
+def letterbox_to_frame(bboxes: Tensor, img_shape: Sequence[int], ori_shape: Sequence[int]) -> Tensor:
+    """Boxes (x1 y1 x2 y2) in the pixels of a centred letterbox of size ``img_shape`` back in the frame of size
+    ``ori_shape``, as the official tracker maps them (``JDETracker.update``: ``c`` the frame's centre, ``s =
+    max(inp_w / inp_h * h, w)``; ``ctdet_post_process``): about the centres, scaled by ``s / inp_w`` (= 1 / ratio).
+    The official letterbox pads ``round(dw -/+ 0.1)`` around ``round(w * ratio)``; this centre mapping ignores that
+    rounding (under a pixel of the frame), as the official does."""
+    inp_h, inp_w = (float(v) for v in tuple(img_shape)[:2])
+    height, width = (float(v) for v in tuple(ori_shape)[:2])
+    scale = max(inp_w / inp_h * height, width) / inp_w
+    centre_in = bboxes.new_tensor([inp_w / 2, inp_h / 2, inp_w / 2, inp_h / 2])
+    centre_frame = bboxes.new_tensor([width / 2, height / 2, width / 2, height / 2])
+    return (bboxes - centre_in) * scale + centre_frame
+
+
 def official_fairmot_state_dict(state_dict: dict) -> dict:
     """An official FairMOT checkpoint's ``state_dict`` (``base.*``, ``dla_up.*``, ``ida_up.*``, ``hm.*``, ``wh.*``,
     ``reg.*``, ``id.*``; optionally under ``module.``) with the names of ``SingleStageDetector(backbone=DLASeg,
@@ -73,6 +87,40 @@ def official_fairmot_state_dict(state_dict: dict) -> dict:
         else:
             raise KeyError(f'official_fairmot_state_dict: {key!r} is not a parameter of the FairMOT network')
     return converted
+
+
+def official_centernet_state_dict(state_dict: dict, target_shapes: dict) -> tuple[dict, list[str]]:
+    """A CenterNet checkpoint's ``state_dict`` (xingyizhou/CenterNet DLA-34 names, e.g. ``ctdet_coco_dla_2x.pth``:
+    ``hm`` of 80 COCO classes, ``wh`` of 2 channels, no ``id``) for a FairMOT network, as the official FairMOT
+    ``models/model.py`` ``load_model`` loads it into the network (``--load_model ../models/ctdet_coco_dla_2x.pth``):
+    ``module.`` stripped; a tensor whose shape differs from the network's is skipped (the network keeps its own
+    initialisation: ``hm.2`` and ``wh.2`` of a 1-class ltrb FairMOT); a tensor the network lacks is dropped; a network
+    tensor the checkpoint lacks keeps its initialisation (``id.*``).
+
+    ``target_shapes``: the names -> shapes of ``model.detector.state_dict()`` (``backbone.*``, ``bbox_head.*``).
+    Returns the tensors to load (detector names, DCN offsets as the official ``conv_offset_mask``, which DLASeg
+    renames when loading) and the official messages (``Skip loading parameter ...``, ``Drop parameter ...``,
+    ``No param ...``), official names. ``base.fc.*`` (an ImageNet classifier, unused) is dropped."""
+    converted, messages, seen = {}, [], set()
+    for key, value in official_fairmot_state_dict(state_dict).items():
+        official = key.split('.', 1)[1]
+        name = key.replace('.conv_offset_mask.', '.conv_offset.')
+        seen.add(name)
+        if name.startswith('backbone.base.fc.'):
+            messages.append(f'Drop parameter {official} (the ImageNet classifier, unused by the network).')
+        elif name not in target_shapes:
+            messages.append(f'Drop parameter {official}.')
+        elif tuple(value.shape) != tuple(target_shapes[name]):
+            messages.append(f'Skip loading parameter {official}, required shape{tuple(target_shapes[name])}, '
+                            f'loaded shape{tuple(value.shape)}.')
+        else:
+            converted[key] = value
+    for name in target_shapes:  # the network's own tensors (the loss's classifier / s_det / s_id are not in it)
+        head = name.split('.')[1] if name.startswith('bbox_head.') else None
+        if name not in seen and (name.startswith('backbone.') or head in ('hm', 'wh', 'reg', 'id')):
+            official = name.split('.', 1)[1].replace('.conv_offset.', '.conv_offset_mask.')
+            messages.append(f'No param {official}.')
+    return converted, messages
 
 
 @MODELS.register_module()
@@ -308,7 +356,8 @@ class FairMOTHead(BaseDenseHead):
                         id_preds: list[Tensor], batch_img_metas: list[dict] | None = None,
                         cfg: dict | None = None, rescale: bool = False, **kwargs: Any) -> list[InstanceData]:
         """``mot_decode``: sigmoid, 3x3 max-pool peaks, the top ``topk``, boxes ``centre + offset -/+ sizes`` scaled
-        to input pixels (and to the original image by ``scale_factor`` when ``rescale``), scores above
+        to input pixels (and, when ``rescale``, to the original image: about the centres as the official tracker when
+        the meta has ``letterbox_pad`` (:class:`FairMOTLetterbox`), else by ``scale_factor``), scores above
         ``conf_thres``; ``features`` are the L2-normalised embeddings at the same peaks."""
         if len(hm_preds) != 1:
             raise ValueError(f'FairMOTHead works on one feature map, got {len(hm_preds)} (use neck=None)')
@@ -339,7 +388,9 @@ class FairMOTHead(BaseDenseHead):
             bboxes = torch.stack([xs - sizes[:, 0] / 2, ys - sizes[:, 1] / 2, xs + sizes[:, 0] / 2,
                                   ys + sizes[:, 1] / 2], dim=1)
         bboxes = bboxes * bboxes.new_tensor([in_w / out_w, in_h / out_h, in_w / out_w, in_h / out_h])
-        if rescale and meta.get('scale_factor') is not None:
+        if rescale and meta.get('letterbox_pad') is not None:  # FairMOTLetterbox: padded centred
+            bboxes = letterbox_to_frame(bboxes, meta['img_shape'], meta['ori_shape'])
+        elif rescale and meta.get('scale_factor') is not None:
             bboxes = bboxes / bboxes.new_tensor(meta['scale_factor']).repeat(2)
         features = transpose_and_gather_feat(F.normalize(emb, dim=1), inds)[0]
         keep = scores[0] > cfg.get('conf_thres', 0.4)
