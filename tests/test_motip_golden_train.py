@@ -1,11 +1,13 @@
-"""MOTIP's training step against the OFFICIAL one (MCG-NJU/MOTIP 5cfbcd4, recorded by
+"""MOTIP's training step (and its DETR pre-training step) against the OFFICIAL one (MCG-NJU/MOTIP 5cfbcd4, recorded by
 tests/fixtures/motip_train_official/make_golden.py; README.md there): from the same weights (a seeded COCO-shaped
 Deformable DETR in the official naming, its person row copied into the one-class head by the official
 load_detr_pretrain / our converter's package functions; the ID modules by one rule) on the same clip, with the same
 random draws (the ID labels' and the gradient frames' generators seeded alike), the frames with DETR gradients and
 the DETR passes, the ID targets, every decoder layer's Hungarian assignments and focal / L1 / GIoU terms, the ID
 loss, the gradient of every parameter, and one step of the full-size config's optim_wrapper (parameter groups,
-weight decay, separate clipping) against the official AdamW built by get_param_groups."""
+weight decay, separate clipping) against the official AdamW built by get_param_groups. The DETR pre-training case
+(ONLY_DETR: two single frames, motip_r50_8xb2-20e_vastmat-p1_detr-pretrain.py's model and optim_wrapper) checks the
+same minus the ID part."""
 import copy
 import os.path as osp
 import random
@@ -18,12 +20,14 @@ from mmengine.optim import build_optim_wrapper
 from conftest import REPO, build_model, vastmat_scope
 from helpers.detr_official_weights import official_detr_weights, read_shapes
 from helpers.detr_samples import clip, frame_sample
-from helpers.motip_train_inputs import (FRAME_SEED, FRAMES, HEIGHT, TARGET_SEED, WEIGHT_SEED, WIDTH, clip_images,
-                                        narrow_model_cfg, normalized, record)
+from helpers.motip_train_inputs import (FRAME_SEED, FRAMES, HEIGHT, PRETRAIN_FRAMES, TARGET_SEED, WEIGHT_SEED, WIDTH,
+                                        clip_images, narrow_model_cfg, normalized, record)
 from vastmat.experiments.simulated_inputs import deterministic_motip_weights
 
 FIXTURES = osp.join(REPO, 'tests', 'fixtures', 'motip_train_official')
-P1 = osp.join(REPO, 'configs', 'motip', 'motip_r50_8xb1-10e_vastmat-p1.py')
+# case -> (the full-size config, the official run's record)
+CASES = {'clip': ('motip_r50_8xb1-10e_vastmat-p1.py', 'train_step.pt'),
+         'pretrain': ('motip_r50_8xb2-20e_vastmat-p1_detr-pretrain.py', 'train_step_pretrain.pt')}
 # official loss key -> ours: the last decoder layer's terms bare, the first layer's as d0.* (official *_0)
 LOSS_KEYS = {'loss_ce': 'loss_cls', 'loss_bbox': 'loss_bbox', 'loss_giou': 'loss_iou'}
 
@@ -46,18 +50,35 @@ def official_names(shapes: dict) -> dict:
     return names
 
 
-@pytest.fixture(scope='module')
-def golden():
-    return torch.load(osp.join(FIXTURES, 'train_step.pt'), weights_only=True)
+@pytest.fixture(scope='module', params=sorted(CASES))
+def case(request):
+    return request.param
 
 
 @pytest.fixture(scope='module')
-def ours(golden):
-    """Our model from the same weights, one training step on the same clip (draws seeded as the driver's), with the
+def golden(case):
+    return torch.load(osp.join(FIXTURES, CASES[case][1]), weights_only=True)
+
+
+def training_batch(case: str) -> tuple:
+    """The inputs ``(N, T, C, H, W)`` (float64) and clips of the case: one clip of the frames, or the pre-training's
+    single frames as clips of one."""
+    images = normalized(clip_images(), torch.float64)
+    frames = [frame_sample(t, HEIGHT, WIDTH, boxes=boxes, ids=ids) for t, (boxes, ids) in enumerate(FRAMES)]
+    for frame in frames:
+        frame.gt_instances.bboxes = frame.gt_instances.bboxes.double()
+    if case == 'clip':
+        return images[None], [clip(frames)]
+    return images[list(PRETRAIN_FRAMES)][:, None], [clip([frames[i]]) for i in PRETRAIN_FRAMES]
+
+
+@pytest.fixture(scope='module')
+def ours(case):
+    """Our model from the same weights, one training step on the same batch (draws seeded as the driver's), with the
     full-size config's optim_wrapper; everything the test compares."""
     from vastmat.models.mot import motip as motip_module
     from vastmat.models.mot import official_deformable_detr_state_dict, official_one_class_head
-    base = Config.fromfile(P1)
+    base = Config.fromfile(osp.join(REPO, 'configs', 'motip', CASES[case][0]))
     model = build_model(narrow_model_cfg(base), seed=0)
     shapes = read_shapes(osp.join(FIXTURES, 'detr_shapes.json'))
     coco = official_detr_weights(shapes, WEIGHT_SEED)
@@ -97,11 +118,7 @@ def ours(golden):
     model.detector.bbox_head.assigner.assign = recording_assign
     motip_module.generate_id_labels, motip_module.trajectory_and_unknown = seeded_generate, recording_targets
     try:
-        inputs = normalized(clip_images(), torch.float64)[None]
-        frames = [frame_sample(t, HEIGHT, WIDTH, boxes=boxes, ids=ids) for t, (boxes, ids) in enumerate(FRAMES)]
-        for frame in frames:
-            frame.gt_instances.bboxes = frame.gt_instances.bboxes.double()
-        samples = [clip(frames)]
+        inputs, samples = training_batch(case)
         torch.manual_seed(FRAME_SEED)
         losses = model.loss(inputs, samples)
     finally:
@@ -116,7 +133,8 @@ def ours(golden):
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     wrapper.step()
     hub = wrapper.message_hub
-    rec['clip_norms'] = [hub.get_scalar(f'train/grad_norm_{part}').current() for part in ('detector', 'other')]
+    parts = ('_detector', '_other') if case == 'clip' else ('',)  # separate sets / one set (the ID part idle)
+    rec['clip_norms'] = [hub.get_scalar(f'train/grad_norm{part}').current() for part in parts]
     rec['steps'] = {n: p.detach() - before[n] for n, p in model.named_parameters()}
     rec['params'] = dict(model.named_parameters())
     rec['names'] = official_names(shapes)
@@ -125,17 +143,21 @@ def ours(golden):
     return rec
 
 
-def test_same_frames_carry_detr_gradients(golden, ours):
+def test_same_frames_carry_detr_gradients(case, golden, ours):
     """num_train_frames / num_checkpoint_frames = the official DETR_NUM_TRAIN_FRAMES / DETR_NUM_CHECKPOINT_FRAMES:
-    the same frames with gradients (the same torch.randperm draw), the same passes (frames, grad mode)."""
-    assert golden['train_frames'] == [1, 2]
+    the same frames with gradients (the same torch.randperm draw), the same passes (frames, grad mode,
+    checkpointing)."""
+    assert golden['train_frames'] == ([1, 2] if case == 'clip' else [0])
     key = lambda c: (c['frames'], c['grad'], c['checkpoint'])  # noqa: E731
     assert sorted(map(key, ours['calls'])) == sorted(map(key, golden['detr_calls']))
     with_grad = {n for n, g in ours['grads'].items() if n.startswith('detector.backbone.')}
     assert with_grad  # the backbone learns from the gradient frames only (their features)
 
 
-def test_id_targets_equal_official(golden, ours):
+def test_id_targets_equal_official(case, golden, ours):
+    if case == 'pretrain':  # ONLY_DETR: no ID targets
+        assert golden['id_targets'] is None and not ours['targets']
+        return
     (targets,) = ours['targets']
     official = golden['id_targets']
     assert torch.equal(targets.trajectory_id_labels, official['trajectory_id_labels'])
@@ -144,18 +166,20 @@ def test_id_targets_equal_official(golden, ours):
     assert torch.equal(targets.unknown_masks, official['unknown_id_masks'])
 
 
-def test_hungarian_assignments_per_frame_and_layer_equal_official(golden, ours):
+def test_hungarian_assignments_per_frame_and_layer_equal_official(case, golden, ours):
     """mmdet's HungarianAssigner (loss_by_feat: layer 0's frames, then layer 1's; then MOTIP's matching for the
     identity tokens, at layer id_matching_layer = -2) against the official HungarianMatcher (last layer first, then
     the auxiliary layer, whose indices the official criterion returns to prepare_for_motip)."""
-    T = len(FRAMES)
     last, aux = golden['matches']
-    assert last != aux  # the batch tells the two layers apart
+    n = len(last)  # frames in the batch
     got = ours['assignments']
-    assert len(got) == 3 * T
-    for t in range(T):
-        for mine, official in ((got[t], aux[t]), (got[T + t], last[t]), (got[2 * T + t], aux[t])):
-            assert sorted(zip(*mine)) == sorted(zip(*official))
+    expected = [*aux, *last] + (list(aux) if case == 'clip' else [])  # the pre-training gathers no tokens
+    assert len(got) == len(expected)
+    if case == 'clip':
+        assert last != aux  # the batch tells the two layers apart
+    for mine, official in zip(got, expected):
+        assert sorted(zip(*mine)) == sorted(zip(*official))
+    assert n == (len(FRAMES) if case == 'clip' else len(PRETRAIN_FRAMES))
 
 
 def test_detr_and_id_losses_equal_official(golden, ours):
@@ -164,7 +188,10 @@ def test_detr_and_id_losses_equal_official(golden, ours):
         assert ours['losses'][name] == pytest.approx(weights[key] * official[key], rel=2e-5, abs=1e-6), name
         assert ours['losses'][f'd0.{name}'] == pytest.approx(weights[f'{key}_0'] * official[f'{key}_0'],
                                                             rel=2e-5, abs=1e-6), name
-    assert ours['losses']['loss_id'] == pytest.approx(golden['id_loss_weight'] * golden['id_loss'], rel=2e-5)
+    if golden['id_loss'] is None:  # the DETR pre-training
+        assert 'loss_id' not in ours['losses']
+    else:
+        assert ours['losses']['loss_id'] == pytest.approx(golden['id_loss_weight'] * golden['id_loss'], rel=2e-5)
     assert ours['total'] == pytest.approx(golden['total_loss'], rel=2e-5)
 
 
@@ -185,7 +212,8 @@ def test_every_gradient_equals_official(golden, ours):
 
 def test_optimizer_step_equals_official(golden, ours):
     """One step of the full-size config's optim_wrapper (AdamW 1e-4, backbone x0.1, sampling_offsets /
-    reference_points x0.05, weight decay 5e-4, DETR and ID parts clipped to 0.1 separately) against the official
+    reference_points x0.05, weight decay 5e-4, DETR and ID parts clipped to 0.1 separately; the pre-training's: the
+    same, one clipping set) against the official
     AdamW on get_param_groups with the official separate clipping: the same lr and decay per parameter, the same
     change of every parameter."""
     names, params = ours['names'], ours['params']
@@ -196,7 +224,10 @@ def test_optimizer_step_equals_official(golden, ours):
     for n, step in ours['steps'].items():
         if n not in changed:
             assert not step.any(), n
-    assert ours['clip_norms'] == pytest.approx(golden['clip_norms'], rel=1e-6)  # DETR's, then the ID part's
+    # the norms clipped: DETR's, then the ID part's (the pre-training: one set; the official's ID set is empty, 0)
+    official_norms = golden['clip_norms'] if len(ours['clip_norms']) == 2 else golden['clip_norms'][:1]
+    assert ours['clip_norms'] == pytest.approx(official_norms, rel=1e-6)
+    assert len(ours['clip_norms']) == 2 or golden['clip_norms'][1:] == [0.0]
     # Adam's first step is lr g / (|g| + eps): where a clipped gradient is near eps (1e-8) its last digits (the two
     # codes' float32 position encodings) move the step by up to ~1e-4 of lr; the lr and decay of every parameter
     # are compared exactly above

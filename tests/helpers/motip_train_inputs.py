@@ -22,6 +22,7 @@ FRAMES = [
     ([(62., 22., 104., 72.), (12., 10., 44., 52.)], [7, 3]),
     ([(28., 50., 66., 88.), (14., 14., 46., 54.), (70., 18., 110., 66.), (90., 60., 124., 94.)], [12, 3, 7, 20]),
 ]
+PRETRAIN_FRAMES = (0, 2)  # the DETR pre-training case: these frames as a batch of two single-frame clips
 IMAGE_SEED = 7  # the uint8 frames
 TARGET_SEED = 11  # random.seed / torch.manual_seed before the ID-label draws (official: in the dataset transforms)
 FRAME_SEED = 5  # torch.manual_seed before the training step: the frames with DETR gradients (torch.randperm)
@@ -85,7 +86,8 @@ def narrow_model_cfg(base) -> dict:
     cfg['tracker']['id_decoder'].update(feature_dim=s['feature_dim'], id_dim=s['id_dim'],
                                         num_layers=s['id_layers'], head_dim=s['id_head_dim'],
                                         num_id_vocabulary=s['num_id_vocabulary'], rel_pe_length=s['rel_pe_length'])
-    cfg.update(num_groups=s['num_groups'], num_train_frames=s['num_train_frames'],
-               num_checkpoint_frames=s['num_checkpoint_frames'], occlusion_prob=s['occlusion_prob'],
-               switch_prob=s['switch_prob'])
+    if not cfg.get('only_detr'):  # the clip training's draws and passes (the DETR pre-training keeps its config's)
+        cfg.update(num_groups=s['num_groups'], num_train_frames=s['num_train_frames'],
+                   num_checkpoint_frames=s['num_checkpoint_frames'], occlusion_prob=s['occlusion_prob'],
+                   switch_prob=s['switch_prob'])
     return cfg
