@@ -34,12 +34,13 @@ CENTERNET_CLASSES = 80  # COCO
 WEIGHT_SEED, LOSS_SEED, IMAGE_SEED = 0, 1, 2
 
 # per image: boxes x1 y1 x2 y2 (input pixels) and identities (-1: a box without identity, no ID loss). Centres are
-# kept off the integer grid of the stride-4 map; one box's centre lies beyond the right border (clipped into the map)
+# kept off the integer grid of the stride-4 map; one box's centre lies beyond the right border (clipped into the map).
+# The two chunks of two images hold 7 and 3 boxes: per-chunk normalisation differs clearly from one over the batch
 BOXES = (
     ([[10.3, 6.1, 30.9, 40.7], [50.2, 20.6, 71.4, 58.2], [80.5, 2.3, 110.1, 30.9]], [0, 1, 2]),
-    ([[2.2, 3.4, 18.6, 20.2], [30.1, 30.7, 60.3, 62.1]], [3, -1]),
     ([[40.6, 10.2, 56.2, 26.6], [45.1, 30.3, 90.7, 63.5], [5.5, 40.1, 25.3, 61.9], [60.3, 1.1, 77.9, 15.7]],
      [1, 4, 5, 0]),
+    ([[2.2, 3.4, 18.6, 20.2], [30.1, 30.7, 60.3, 62.1]], [3, -1]),
     ([[20.4, 15.2, 70.2, 50.6]], [2]),
 )
 
