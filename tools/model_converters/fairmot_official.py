@@ -1,6 +1,7 @@
 #!/usr/bin/env python
-"""Convert an official FairMOT checkpoint (ifzhang/FairMOT: fairmot_dla34.pth, ctdet_coco_dla_2x.pth, ...) into a
-checkpoint of this project's FairMOT tracking model (configs/fairmot/), as mmdet's tools/model_converters do:
+"""Convert an official FairMOT checkpoint (ifzhang/FairMOT: fairmot_dla34.pth, crowdhuman_dla34.pth, ...) into a
+checkpoint of this project's FairMOT tracking model (configs/fairmot/), as mmdet's tools/model_converters do
+(a CenterNet checkpoint, ctdet_coco_dla_2x.pth, whose heads have other shapes: centernet_official.py):
 
     python tools/model_converters/fairmot_official.py fairmot_dla34.pth work_dirs/fairmot_dla34_vastmat.pth
     python tools/test.py configs/fairmot/fairmot_dla34_1xb12-30e_vastmat-p1.py \
