@@ -18,12 +18,14 @@ test_scale = (213, 128)  # the 192 x 144 demo frames become 171 x 128
 model = dict(
     num_groups=2,
     num_train_frames=2,
+    id_matching_layer=-1,  # the cached demo models' (the official, None: the second-to-last decoder layer)
     detector=dict(
         num_queries=20,
         backbone=dict(depth=18, base_channels=16, frozen_stages=-1, norm_cfg=dict(type='BN', requires_grad=True),
                       norm_eval=False, init_cfg=None),
-        neck=dict(in_channels=[32, 64, 128], out_channels=width, norm_cfg=dict(type='GN', num_groups=8),
-                  bias='auto'),  # no conv bias, as the cached demo models (base: bias=True, the official)
+        # the neck restated without the base's official conv bias (bias=True): the cached demo models' network
+        neck=dict(_delete_=True, type='ChannelMapper', in_channels=[32, 64, 128], kernel_size=1, out_channels=width,
+                  act_cfg=None, norm_cfg=dict(type='GN', num_groups=8), num_outs=4),
         encoder=dict(
             num_layers=1,
             layer_cfg=dict(self_attn_cfg=dict(embed_dims=width, num_heads=4, num_points=2),

@@ -63,13 +63,15 @@ class MOTIP(TrackingByDetection):
         num_checkpoint_frames: ``c``: the DETR passes without gradients take ``4 c`` frames at a time, those with
             gradients ``c`` with activation checkpointing (``DETR_NUM_CHECKPOINT_FRAMES`` 5); 0: all frames at once.
         only_detr: train the DETR alone (``ONLY_DETR``: the detection pre-training stage, single frames).
+        id_matching_layer: the decoder layer whose Hungarian assignment picks the identity tokens' queries; None:
+            the official one (:attr:`id_matching_layer`: the second-to-last layer).
         post_processors, data_preprocessor, init_cfg: as :class:`TrackingByDetection`.
     """
 
     def __init__(self, detector: dict, tracker: dict, id_loss_weight: float = 1.0, num_groups: int = 6,
                  occlusion_prob: float = 0.5, switch_prob: float = 0.5, num_train_frames: int = 4,
                  num_training_ids: int | None = None, num_checkpoint_frames: int = 5, only_detr: bool = False,
-                 post_processors: list | None = None,
+                 id_matching_layer: int | None = None, post_processors: list | None = None,
                  data_preprocessor: dict | None = None, init_cfg: dict | None = None) -> None:
         super().__init__(tracker=tracker, detector=detector, post_processors=post_processors,
                          data_preprocessor=data_preprocessor, init_cfg=init_cfg)
@@ -103,6 +105,7 @@ class MOTIP(TrackingByDetection):
             raise ValueError(f'MOTIP: num_checkpoint_frames must be >= 0, got {num_checkpoint_frames}')
         self.num_checkpoint_frames = int(num_checkpoint_frames)
         self.only_detr = bool(only_detr)
+        self._id_matching_layer = None if id_matching_layer is None else int(id_matching_layer)
 
     # ------------------------------------------------------------------------------------------------- training
     def _run_detr(self, images: Tensor, samples: list) -> tuple[Tensor, Tensor, Tensor]:
@@ -158,7 +161,9 @@ class MOTIP(TrackingByDetection):
         last auxiliary layer) with more than one decoder layer, else -1. A faithful quirk of the official code: its
         ``SetCriterion.forward`` (models/deformable_detr/deformable_detr.py) reassigns ``indices`` in the loop over
         the auxiliary outputs and returns those, and ``train.py`` gathers ``hs[-1]`` with them
-        (tests/test_motip_golden_train.py)."""
+        (tests/test_motip_golden_train.py). The ``id_matching_layer`` argument overrides it."""
+        if self._id_matching_layer is not None:
+            return self._id_matching_layer
         return -2 if self.detector.bbox_head.num_pred_layer > 1 else -1
 
     def matched_queries(self, logits: Tensor, boxes: Tensor, sample: Any) -> Tensor:
