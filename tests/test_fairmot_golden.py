@@ -21,8 +21,8 @@ from mmengine.optim import build_optim_wrapper
 from mmengine.structures import InstanceData
 
 from conftest import REPO, vastmat_scope
-from helpers.fairmot_train_inputs import (BATCH, HEIGHT, LETTERBOX_CASES, NUM_IDENTITIES, WIDTH, fingerprint,
-                                          letterbox_images, loss_weights, official_weights, train_batch)
+from helpers.fairmot_train_inputs import (BATCH, HEIGHT, LETTERBOX_CASES, LETTERBOX_LABELS, NUM_IDENTITIES, WIDTH,
+                                          fingerprint, letterbox_images, loss_weights, official_weights, train_batch)
 
 from vastmat.registry import MODELS
 
@@ -229,6 +229,25 @@ def test_letterbox_pads_centred_as_the_official(golden, index):
     close(out['gt_bboxes'].tensor, boxes * ratio + np.array([dw, dh, dw, dh]), 'boxes', rtol=0, atol=1e-5)
     plain = transform(dict(img=image.copy(), img_shape=image.shape[:2], gt_bboxes=boxes.copy()))
     close(plain['gt_bboxes'], out['gt_bboxes'].tensor, 'numpy boxes', rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize('index', range(len(LETTERBOX_CASES)))
+def test_letterbox_of_a_training_image_and_its_labels_as_the_official_get_data(golden, index):
+    """A training image and its label file through the official JointDataset.get_data (no augmentation): the RGB
+    letterboxed image and the labels normalised by the letterboxed size, against FairMOTLetterbox on the same image
+    and the boxes of the same labels."""
+    from vastmat.registry import TRANSFORMS
+    height, width = golden[f'letterbox/{index}/size']
+    image = letterbox_images()[index]
+    h, w = image.shape[:2]
+    cx, cy, bw, bh = (LETTERBOX_LABELS[:, 2:].astype(np.float64) * [w, h, w, h]).T
+    boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1)
+    out = TRANSFORMS.build(dict(type='FairMOTLetterbox', width=int(width), height=int(height)))(
+        dict(img=image.copy(), img_shape=(h, w), gt_bboxes=boxes))
+    np.testing.assert_array_equal(out['img'][:, :, ::-1], golden[f'get_data/{index}/img'])
+    x1, y1, x2, y2 = out['gt_bboxes'].astype(np.float64).T
+    normalised = np.stack([(x1 + x2) / 2 / width, (y1 + y2) / 2 / height, (x2 - x1) / width, (y2 - y1) / height], 1)
+    close(normalised, golden[f'get_data/{index}/labels'][:, 2:], 'labels', rtol=0, atol=1e-6)
 
 
 def test_test_boxes_map_back_to_the_frame_as_the_official_tracker(golden):

@@ -132,6 +132,10 @@ def fingerprint(value: torch.Tensor, samples: int = 32) -> np.ndarray:
 LETTERBOX_CASES = ((37, 53, 32, 48), (50, 21, 64, 96), (29, 91, 64, 96), (45, 80, 36, 64))
 
 
+# label rows (class, identity, cx, cy, w, h normalised by the source image) of every letterbox image
+LETTERBOX_LABELS = np.array([[0, 5, 0.3, 0.4, 0.2, 0.3], [0, -1, 0.7, 0.6, 0.25, 0.5]], np.float32)
+
+
 def letterbox_images() -> list[np.ndarray]:
     """Random BGR uint8 images of the ``LETTERBOX_CASES`` source sizes (``np.random.default_rng(0)``)."""
     generator = np.random.default_rng(0)
