@@ -163,7 +163,8 @@ def test_one_training_step_equals_the_official(golden, case):
     assert no_grad == {k for k, v in params.items() if v.grad is None}
     grads = {k[len(f'{case}/grad/'):]: v for k, v in golden.items() if k.startswith(f'{case}/grad/')}
     assert {our_name(n) for n in grads} | no_grad == set(params)
-    scales = {name: float(np.abs(entries(value, params[our_name(name)].numel())).max()) for name, value in grads.items()}
+    scales = {name: float(np.abs(entries(value, params[our_name(name)].numel())).max())
+              for name, value in grads.items()}
     floor = GRAD_FLOOR * max(scales.values())
     for name, expected in grads.items():
         close_summary(params[our_name(name)].grad, expected, GRAD_RTOL * max(scales[name], floor), f'grad {name}')
