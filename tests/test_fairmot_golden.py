@@ -11,6 +11,7 @@ The network is the full-size DLA-34 (the official one is fixed size) on four 64x
 """
 import copy
 import os.path as osp
+import random
 
 import numpy as np
 import pytest
@@ -21,8 +22,9 @@ from mmengine.optim import build_optim_wrapper
 from mmengine.structures import InstanceData
 
 from conftest import REPO, vastmat_scope
-from helpers.fairmot_train_inputs import (BATCH, HEIGHT, LETTERBOX_CASES, LETTERBOX_LABELS, NUM_IDENTITIES, WIDTH,
-                                          fingerprint, letterbox_images, loss_weights, official_weights, train_batch)
+from helpers.fairmot_train_inputs import (AUGMENT_LABELS, AUGMENT_SEEDS, BATCH, HEIGHT, LETTERBOX_CASES,
+                                          LETTERBOX_LABELS, NUM_IDENTITIES, WIDTH, augment_image, fingerprint,
+                                          letterbox_images, loss_weights, official_weights, train_batch)
 
 from vastmat.registry import MODELS
 
@@ -241,14 +243,50 @@ def test_letterbox_of_a_training_image_and_its_labels_as_the_official_get_data(g
     height, width = golden[f'letterbox/{index}/size']
     image = letterbox_images()[index]
     h, w = image.shape[:2]
-    cx, cy, bw, bh = (LETTERBOX_LABELS[:, 2:].astype(np.float64) * [w, h, w, h]).T
-    boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1)
+    boxes = labels_to_boxes(LETTERBOX_LABELS, h, w)
     out = TRANSFORMS.build(dict(type='FairMOTLetterbox', width=int(width), height=int(height)))(
         dict(img=image.copy(), img_shape=(h, w), gt_bboxes=boxes))
     np.testing.assert_array_equal(out['img'][:, :, ::-1], golden[f'get_data/{index}/img'])
     x1, y1, x2, y2 = out['gt_bboxes'].astype(np.float64).T
     normalised = np.stack([(x1 + x2) / 2 / width, (y1 + y2) / 2 / height, (x2 - x1) / width, (y2 - y1) / height], 1)
     close(normalised, golden[f'get_data/{index}/labels'][:, 2:], 'labels', rtol=0, atol=1e-6)
+
+
+def labels_to_boxes(labels: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Label rows (class, identity, cx, cy, w, h normalised) as x1 y1 x2 y2 pixels of a ``height x width`` image."""
+    cx, cy, w, h = (labels[:, 2:].astype(np.float64) * [width, height, width, height]).T
+    return np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+
+
+@pytest.mark.parametrize('seed', AUGMENT_SEEDS)
+def test_training_augmentation_equals_the_official_get_data(golden, seed):
+    """The full-size config's augmentation (FairMOTHSVAug, FairMOTLetterbox, FairMOTRandomAffine, then the flip)
+    against the official JointDataset.get_data(augment=True) after the same random.seed: the RGB image pixel for
+    pixel, the surviving boxes and identities. Both draw from Python's random in the official order; the flip is
+    drawn as the official (random.random() > 0.5) because mmcv's RandomFlip draws from numpy."""
+    from mmdet.structures.bbox import HorizontalBoxes
+
+    from vastmat.registry import TRANSFORMS
+    cfg = Config.fromfile(CONFIG)
+    steps = [dict(t, width=WIDTH, height=HEIGHT) if t['type'] == 'FairMOTLetterbox' else t
+             for t in cfg.train_pipeline[1]['transforms'] if t['type'].startswith('FairMOT')]
+    assert [t['type'] for t in steps] == ['FairMOTHSVAug', 'FairMOTLetterbox', 'FairMOTRandomAffine']
+    assert cfg.train_pipeline[1]['transforms'][-1] == dict(type='RandomFlip', prob=0.5)
+    image = augment_image()
+    results = dict(img=image, img_shape=image.shape[:2],
+                   gt_bboxes=HorizontalBoxes(labels_to_boxes(AUGMENT_LABELS, *image.shape[:2]).astype(np.float32)),
+                   gt_bboxes_labels=np.zeros(len(AUGMENT_LABELS), np.int64),
+                   gt_ignore_flags=np.zeros(len(AUGMENT_LABELS), bool),
+                   gt_instances_ids=AUGMENT_LABELS[:, 1].astype(np.int64))
+    random.seed(seed)
+    for step in steps:
+        results = TRANSFORMS.build(step)(results)
+    if random.random() > 0.5:  # the official flip draw
+        results = TRANSFORMS.build(dict(type='RandomFlip', prob=1.0))(results)
+    official = golden[f'augment/{seed}/labels']
+    np.testing.assert_array_equal(results['img'][:, :, ::-1], golden[f'augment/{seed}/img'])
+    np.testing.assert_array_equal(results['gt_instances_ids'], official[:, 1].astype(np.int64))
+    close(results['gt_bboxes'].tensor, labels_to_boxes(official, HEIGHT, WIDTH), 'boxes', rtol=0, atol=2e-4)
 
 
 def test_test_boxes_map_back_to_the_frame_as_the_official_tracker(golden):

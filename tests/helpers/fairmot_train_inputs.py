@@ -140,3 +140,19 @@ def letterbox_images() -> list[np.ndarray]:
     """Random BGR uint8 images of the ``LETTERBOX_CASES`` source sizes (``np.random.default_rng(0)``)."""
     generator = np.random.default_rng(0)
     return [generator.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w, _, _ in LETTERBOX_CASES]
+
+
+# the official training augmentation (JointDataset.get_data with augment=True: HSV, letterbox, random affine, flip) of
+# one image and its labels, after random.seed(seed) for each of these seeds
+AUGMENT_SEEDS = (0, 1, 2, 3)
+AUGMENT_SOURCE = (45, 80)  # source height, width (letterboxed to HEIGHT x WIDTH)
+AUGMENT_LABELS = np.array([[0, 0, 0.3, 0.4, 0.3, 0.5], [0, 1, 0.7, 0.6, 0.35, 0.6], [0, 2, 0.5, 0.15, 0.07, 0.12]],
+                          np.float32)
+
+
+def augment_image() -> np.ndarray:
+    """A smooth BGR uint8 image of ``AUGMENT_SOURCE`` (gradients and a checker, so that HSV and warps show)."""
+    h, w = AUGMENT_SOURCE
+    y, x = np.mgrid[0:h, 0:w]
+    image = np.stack([x * 255 // (w - 1), y * 255 // (h - 1), ((x // 8 + y // 8) % 2) * 200 + 30], axis=2)
+    return image.astype(np.uint8)
