@@ -43,7 +43,8 @@ model = dict(
             # 6 images has its own BatchNorm statistics and its own MotLoss (normalised by the chunk's positives,
             # boxes and identities), and the step takes the mean of the two losses. One process reproduces that
             # (batch_chunks here, loss_chunks in the head; tests/test_fairmot_golden.py); 1 and 1: one BatchNorm
-            # and one loss over the batch.
+            # and one loss over the batch (also right for 2 GPUs of 6 images under DDP, which averages per-GPU
+            # gradients).
             batch_chunks=2,
             # the official ImageNet DLA-34, under load_from (set to None to start from random weights)
             init_cfg=dict(type='Pretrained', checkpoint='http://dl.yf.io/dla/models/imagenet/dla34-ba72cf86.pth')),
