@@ -53,3 +53,15 @@ def test_a_value_the_component_refuses(tmp_path, capsys):
     err = run_tool('tools/test.py', [BYTETRACK, '--work-dir', tmp_path, '--cfg-options',
                                      'model.tracker.aspect_ratio_thresh=abc'], capsys)
     assert 'BYTETracker(aspect_ratio_thresh) takes float | None' in err
+
+
+@pytest.mark.parametrize('config', ['fairmot/fairmot_dla34_1xb12-30e_vastmat-p1.py',
+                                    'transtrack/transtrack_r50_8xb2-20e_vastmat-p1.py',
+                                    'motip/motip_r50_8xb2-20e_vastmat-p1_detr-pretrain.py'])
+def test_missing_official_starting_point_is_refused_before_anything_is_built(config, tmp_path, capsys):
+    """The full-size configs start from converted official weights; a missing file is named at once, with the way
+    out (the converter, or load_from=None), not after the datasets are built."""
+    path = osp.join(REPO, 'configs', config)
+    err = run_tool('tools/train.py', [path, '--work-dir', tmp_path], capsys)
+    assert 'load_from' in err and 'checkpoints/' in err and 'load_from=None' in err
+    assert not (tmp_path / 'vis_data').exists()

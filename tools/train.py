@@ -6,7 +6,8 @@
 """
 import argparse
 
-from vastmat.engine.cli import add_common_arguments, build_runner, finish_parsing, load_config
+from vastmat.engine.cli import (add_common_arguments, build_runner, check_starting_point, finish_parsing,
+                                load_config)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -43,6 +44,7 @@ def main(argv=None) -> None:
     elif args.resume is not None:
         cfg.resume = True
         cfg.load_from = args.resume
+    check_starting_point(cfg, args.config)
     runner = build_runner(cfg)
     runner.train()
 

@@ -183,7 +183,8 @@ def id_decoder_accuracy(model: Any, data_root: str, protocol: str, videos: list[
             truth = sample.clone()
             truth.gt_instances = InstanceData(bboxes=torch.as_tensor(boxes, dtype=torch.float32),
                                               labels=torch.zeros(len(ids), dtype=torch.long))
-            queries = model.matched_queries(logits[-1][0], det_boxes[-1][0], truth) if len(ids) else []
+            layer = model.id_matching_layer  # the training's choice of layer (official: the second-to-last)
+            queries = model.matched_queries(logits[layer][0], det_boxes[layer][0], truth) if len(ids) else []
             tokens.append((torch.as_tensor(ids), outputs[0][queries]))
         for start in range(0, len(tokens) - length + 1, length):
             clip = tokens[start:start + length]
