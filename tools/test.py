@@ -24,6 +24,7 @@ from mmengine.dist import is_main_process
 from mmengine.logging import print_log
 
 from vastmat.utils.errors import UserInputError
+from vastmat.engine import close_distributed
 from vastmat.engine.cli import (add_common_arguments, apply_tracking_options, build_runner, finish_parsing,
                                 load_config, print_metrics_table, write_json_atomic)
 
@@ -102,6 +103,7 @@ def main(argv=None) -> dict:
         if metrics:
             print_metrics_table(metrics, title=f'{osp.basename(args.config)}')
             write_json_atomic(metrics, osp.join(cfg.work_dir, 'metrics.json'))
+    close_distributed()
     return metrics
 
 

@@ -6,6 +6,7 @@
 """
 import argparse
 
+from vastmat.engine import close_distributed
 from vastmat.engine.cli import (add_common_arguments, build_runner, check_starting_point, finish_parsing,
                                 load_config)
 
@@ -47,6 +48,7 @@ def main(argv=None) -> None:
     check_starting_point(cfg, args.config)
     runner = build_runner(cfg)
     runner.train()
+    close_distributed()
 
 
 if __name__ == '__main__':

@@ -1,4 +1,5 @@
 """Runner, hooks, checkpoint safety and command-line helpers."""
+from .dist import close_distributed
 from .checkpoint import (UnsafeCheckpointError, install_safe_checkpoint_loader, safe_load,
                          to_plain_checkpoint)
 from .hooks import PlainCheckpointHook, ProgressBarHook
@@ -8,6 +9,6 @@ from .schedulers import WarmupFromOneOverN
 
 install_safe_checkpoint_loader()
 
-__all__ = ['UnsafeCheckpointError', 'safe_load', 'to_plain_checkpoint', 'install_safe_checkpoint_loader',
+__all__ = ['close_distributed', 'UnsafeCheckpointError', 'safe_load', 'to_plain_checkpoint', 'install_safe_checkpoint_loader',
            'PlainCheckpointHook', 'ProgressBarHook', 'SeparateClipOptimWrapper',
            'SeparateClipOptimWrapperConstructor', 'VastMATRunner', 'WarmupFromOneOverN']

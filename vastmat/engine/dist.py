@@ -54,3 +54,12 @@ def init_cpu_distributed(launcher: str, timeout_s: int = 1800) -> None:
         raise KeyError(f'launcher {launcher}: environment variables {missing} are not set; start the run with '
                        'tools/dist_train.sh / tools/dist_test.sh (torchrun) or the slurm scripts')
     torch_dist.init_process_group(backend='gloo', timeout=timedelta(seconds=timeout_s))
+
+
+def close_distributed() -> None:
+    """At the end of a distributed run: wait for every rank, then close the process group. Ranks that leave at
+    different times with the group open can abort in gloo's threads at exit ("terminate called without an active
+    exception", SIGABRT), failing a run that had finished; torch asks for ``destroy_process_group`` before exit."""
+    if torch_dist.is_available() and torch_dist.is_initialized():
+        torch_dist.barrier()
+        torch_dist.destroy_process_group()
