@@ -202,8 +202,10 @@ class Objective:
 
         from vastmat.evaluation.mot_eval import combined_hota
         self.number = trial.number
+        # the tuner that started it first (run_workers fails its trials still running at the end), then the pid:
+        # a worker killed between the two writes leaves no pid (a trial with a pid has its run)
+        trial.set_user_attr('run', self.run)
         trial.set_user_attr('pid', os.getpid())
-        trial.set_user_attr('run', self.run)  # the tuner that started it (run_workers)
         params = sample(trial, self.space)
         options = point_options(self.settings.config, params)
         results: dict[str, dict] = {}
