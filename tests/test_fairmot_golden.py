@@ -370,4 +370,6 @@ def test_schedule_batch_and_chunks_are_the_official_defaults(golden):
                                           official['id_weight'])
     assert cfg.load_from == 'checkpoints/fairmot_ctdet_coco_dla_2x_vastmat.pth'
     assert [t['type'] for t in cfg.test_pipeline[0]['transforms']] == ['LoadImageFromFile', 'FairMOTLetterbox']
-    assert 'letterbox_pad' in cfg.test_pipeline[-1]['meta_keys']
+    from vastmat.datasets.transforms import PackVastMATInputs
+    packer = PackVastMATInputs(**{k: v for k, v in cfg.test_pipeline[-1].items() if k != 'type'})
+    assert 'letterbox_pad' in packer.meta_keys  # packed for the head's mapping back

@@ -58,6 +58,23 @@ def test_resume_continues_from_the_checkpoint(trained):
             before['message_hub']['log_scalars']['train/loss']['log_history'])
 
 
+def test_resume_without_a_checkpoint_starts_from_the_configs_load_from(trained, demo_root, tmp_path):
+    """A requeued job passes --resume from its first start: with no checkpoint in the work dir yet it starts from the
+    config's load_from (a full-size config's official starting point), not from scratch; a missing one is named."""
+    work_dir, _, _ = trained
+    start = osp.join(work_dir, 'iter_2.pth')
+    fresh = str(tmp_path / 'fresh')
+    tool('tools/train.py', DEBUG_YOLOX, '--work-dir', fresh, '--resume', '--cfg-options',
+         *data_root_options(demo_root), f'load_from={start}')
+    log = newest_log(fresh)
+    assert f'to resume from; starting from {start}' in log and 'resumed epoch' not in log
+    assert 'Iter(train) [1/2]' in log and 'Iter(train) [2/2]' in log
+    missing = str(tmp_path / 'absent.pth')
+    with pytest.raises(FileNotFoundError, match=f"holds no checkpoint to resume from: load_from '{missing}' does not"):
+        tool('tools/train.py', DEBUG_YOLOX, '--work-dir', str(tmp_path / 'fresh2'), '--resume', '--cfg-options',
+             *data_root_options(demo_root), f'load_from={missing}')
+
+
 def test_test_prints_and_saves_metrics(trained, demo_root, tmp_path, capsys):
     work_dir, _, _ = trained
     out = tmp_path / 'preds.pkl'

@@ -23,10 +23,10 @@ import os.path as osp
 from mmengine.dist import is_main_process
 from mmengine.logging import print_log
 
-from vastmat.utils.errors import UserInputError
 from vastmat.engine import close_distributed
 from vastmat.engine.cli import (add_common_arguments, apply_tracking_options, build_runner, finish_parsing,
                                 load_config, print_metrics_table, write_json_atomic)
+from vastmat.utils.errors import UserInputError
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -96,14 +96,16 @@ def main(argv=None) -> dict:
         from mmdet.evaluation import DumpDetResults
         runner.test_evaluator.metrics.append(DumpDetResults(out_file_path=args.out))
     metrics = runner.test()
-    if is_main_process():
-        if not metrics and args.dump_feats is None:  # the feature dump returns no metric
-            print_log('the evaluator returned no metrics (for detection: no predicted box at all)', 'current',
-                      level=logging.WARNING)
-        if metrics:
-            print_metrics_table(metrics, title=f'{osp.basename(args.config)}')
-            write_json_atomic(metrics, osp.join(cfg.work_dir, 'metrics.json'))
-    close_distributed()
+    try:
+        if is_main_process():
+            if not metrics and args.dump_feats is None:  # the feature dump returns no metric
+                print_log('the evaluator returned no metrics (for detection: no predicted box at all)', 'current',
+                          level=logging.WARNING)
+            if metrics:
+                print_metrics_table(metrics, title=f'{osp.basename(args.config)}')
+                write_json_atomic(metrics, osp.join(cfg.work_dir, 'metrics.json'))
+    finally:  # the other ranks wait for rank 0 here, also when its reporting fails
+        close_distributed()
     return metrics
 
 

@@ -41,7 +41,8 @@ def main(argv=None) -> None:
     # resume priority: an explicit checkpoint > the latest one in work_dir
     if args.resume == 'auto':
         cfg.resume = True
-        cfg.load_from = None
+        # the config's starting point, used when the work dir holds no checkpoint yet (VastMATRunner.load_or_resume)
+        cfg.starting_point, cfg.load_from = cfg.get('load_from'), None
     elif args.resume is not None:
         cfg.resume = True
         cfg.load_from = args.resume

@@ -90,8 +90,9 @@ test_pipeline = [
             dict(type='LoadImageFromFile'),
             dict(type='FairMOTLetterbox', width=img_scale[0], height=img_scale[1], pad_val=127.5),
         ]),
-    # letterbox_pad: the head maps the boxes back about the centres (official JDETracker.update / ctdet_post_process)
-    dict(type='PackVastMATInputs', meta_keys=('letterbox_pad', ))
+    # packs FairMOTLetterbox's letterbox_pad: the head maps the boxes back about the centres (official
+    # JDETracker.update / ctdet_post_process)
+    dict(type='PackVastMATInputs')
 ]
 
 # identities numbered over the split (the classifier's classes)

@@ -18,7 +18,9 @@ from vastmat.structures.tracking import FrameDetections
 from .detections import VideoDetections, cached_frames
 
 # what VastMATDataset puts into each frame's data info beyond mmdet's keys, packed into the metainfo of each frame
-VASTMAT_META_KEYS = ('video_name', 'frame_rate', 'source_frame', 'source_length', 'frame_stride', 'video_dir')
+# (``letterbox_pad``: FairMOTLetterbox's padding, which the FairMOT head needs to map boxes back; packed when present)
+VASTMAT_META_KEYS = ('video_name', 'frame_rate', 'source_frame', 'source_length', 'frame_stride', 'video_dir',
+                     'letterbox_pad')
 
 
 @TRANSFORMS.register_module()

@@ -106,7 +106,7 @@ class VastMATDataset(BaseVideoDataset):
             images = []
             for frame_index in range(sequence.length):
                 rows = order[frame_starts[frame_index]:frame_starts[frame_index + 1]]
-                if self.min_visibility is not None:  # known and too low: not annotated (unknown -1 kept)
+                if self.min_visibility is not None and gt is not None:  # known, too low: not annotated (-1 kept)
                     visibility = gt.visibility[rows]
                     rows = rows[(visibility < 0) | (visibility >= self.min_visibility)]
                 instances = []

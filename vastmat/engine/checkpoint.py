@@ -153,6 +153,17 @@ def from_plain_checkpoint(checkpoint: Any) -> Any:
     return checkpoint
 
 
+def check_starting_point(load_from: Any, where: str) -> None:
+    """Refuse a ``load_from`` that names a local file which is not there (``~`` expanded, as the loader does): the
+    full-size configs start from converted official weights or an earlier stage's checkpoint, named in the config's
+    comment."""
+    if load_from and '://' not in str(load_from) and not osp.isfile(osp.expanduser(str(load_from))):
+        raise FileNotFoundError(
+            f'{where}: load_from {str(load_from)!r} does not exist; make it as the config\'s comment says (converted '
+            'official weights: tools/model_converters/; or the earlier training stage it names), pass another with '
+            '--checkpoint, or start from the backbone\'s own initialisation with --cfg-options load_from=None')
+
+
 def load_from_local_safely(filename: str, map_location: Any) -> Any:
     """mmengine ``CheckpointLoader`` scheme for local files (the name's tail after ``load_from_`` is logged)."""
     return safe_load(filename, map_location)

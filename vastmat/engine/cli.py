@@ -310,14 +310,10 @@ _RUNNERS_BUILT = [0]
 
 
 def check_starting_point(cfg: Config, config_path: str) -> None:
-    """Refuse, before anything is built, a ``load_from`` that names a local file which is not there: the full-size
-    configs start from converted official weights (``checkpoints/...``; the config's comment names the converter)."""
-    load_from = cfg.get('load_from')
-    if load_from and '://' not in str(load_from) and not osp.isfile(load_from):
-        raise FileNotFoundError(
-            f'{config_path}: load_from {load_from!r} does not exist; make it as the config\'s comment says '
-            '(tools/model_converters/), pass another with --checkpoint, or start from the backbone\'s own '
-            'initialisation with --cfg-options load_from=None')
+    """Refuse, before anything is built, a ``load_from`` that names a missing local file
+    (:func:`vastmat.engine.checkpoint.check_starting_point`)."""
+    from vastmat.engine.checkpoint import check_starting_point as check
+    check(cfg.get('load_from'), config_path)
 
 
 def build_runner(cfg: Config) -> Runner:

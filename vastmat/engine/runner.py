@@ -14,7 +14,7 @@ from mmengine.runner import Runner
 
 from vastmat.registry import RUNNERS
 
-from .checkpoint import install_safe_checkpoint_loader
+from .checkpoint import check_starting_point, install_safe_checkpoint_loader
 from .dist import init_cpu_distributed, needs_cpu_distributed
 from .hooks import PlainCheckpointHook
 
@@ -203,10 +203,16 @@ class VastMATRunner(Runner):
 
     def load_or_resume(self) -> None:
         """As mmengine's, but ``resume=True`` without ``load_from`` resumes from
-        :func:`latest_complete_checkpoint` (not blindly from what ``last_checkpoint`` says)."""
+        :func:`latest_complete_checkpoint` (not blindly from what ``last_checkpoint`` says); with none yet, the
+        run starts from the config's ``starting_point`` (its ``load_from``, kept by ``tools/train.py --resume``)."""
         if not self._has_loaded and self._resume and self._load_from is None:
             latest = latest_complete_checkpoint(self.work_dir, self.logger)
-            if latest is None:
+            start = self.cfg.get('starting_point') if self.cfg is not None else None
+            if latest is None and start:
+                check_starting_point(start, f'{self.work_dir} holds no checkpoint to resume from')
+                self.logger.info(f'No complete checkpoint in {self.work_dir} to resume from; starting from {start}.')
+                self._resume, self._load_from = False, start
+            elif latest is None:
                 self.logger.info(f'No complete checkpoint in {self.work_dir} to resume from; training from scratch.')
                 self._resume = False
             else:

@@ -12,7 +12,8 @@ what the association is given, at the ground-truth boxes, so that a weak input i
   ``track_thresh``, IoU >= 0.5, one to one) is followed to that query's track-decoder box in this frame; its IoU
   with the animal's box of this frame, beside the IoU of the previous frame's box (no motion);
 * MOTIP: the **ID decoder's accuracy** on ground-truth trajectories, its training target: the queries matched to the
-  ground-truth boxes (the last decoder layer's Hungarian assignment, as in training) give the tokens; consecutive
+  ground-truth boxes (the Hungarian assignment of the layer training uses, ``MOTIP.id_matching_layer``) give the
+  tokens; consecutive
   clips of the training clip length, one random assignment of the ID words, no occlusion or switch augmentation; the
   share of tokens of frames 1.. whose argmax is the target label (a known animal's word, or newborn).
 """
@@ -72,7 +73,8 @@ def frames_with_truth(model: Any, data_root: str, protocol: str, videos: list[st
         rows = np.flatnonzero((gt.frames == int(sample.metainfo['frame_id']) + 1) & (gt.valid == 1))
         original = ltwh_to_xyxy(gt.boxes[rows])
         scale = np.tile(np.asarray(sample.metainfo.get('scale_factor') or (1.0, 1.0), np.float64), 2)
-        frames.append((data['inputs'][0][0][None], sample, gt.ids[rows], original * scale, original))
+        pad = np.tile(np.asarray(sample.metainfo.get('letterbox_pad') or (0.0, 0.0), np.float64), 2)  # FairMOT's
+        frames.append((data['inputs'][0][0][None], sample, gt.ids[rows], original * scale + pad, original))
     if frames:
         yield current, frames
 
