@@ -432,6 +432,6 @@ def test_official_checkpoint_converts_for_the_tracking_model(tmp_path):
     assert result.unexpected_keys == []
     assert torch.equal(model.state_dict()['detector.backbone.base.level0.0.weight'],
                        official['module.base.level0.0.weight'])
-    with pytest.raises(ValueError, match='no state_dict of tensors'):
+    with pytest.raises(ValueError, match="no state dict of tensors under 'state_dict'"):
         torch.save(dict(epoch=1), tmp_path / 'empty.pth')
         tool('tools/model_converters/fairmot_official.py', tmp_path / 'empty.pth', tmp_path / 'x.pth')

@@ -44,7 +44,7 @@ def test_converted_coco_detr_gives_the_official_forward(official_checkpoint, tmp
     assert not list(tmp_path.glob('*.tmp'))
     checkpoint = torch.load(target, weights_only=True)
     assert checkpoint['meta'] == dict(converted_from=official_checkpoint.name,
-                                      coco_class={'person': 1, 'bird': 16}[coco_class])
+                                      coco_class={'person': 1, 'bird': 16}[coco_class], official_epoch=49)
     model = build_model(narrow_model_cfg(Config.fromfile(P1)), seed=0)
     result = model.load_state_dict(checkpoint['state_dict'], strict=False)
     assert result.unexpected_keys == []
@@ -63,7 +63,7 @@ def test_converted_coco_detr_gives_the_official_forward(official_checkpoint, tmp
 def test_converter_refuses_what_it_cannot_convert(tmp_path, official_checkpoint):
     from vastmat.models.mot import official_deformable_detr_state_dict, official_one_class_head
     torch.save(dict(epoch=1), tmp_path / 'empty.pth')
-    with pytest.raises(ValueError, match="no 'model' state dict"):
+    with pytest.raises(ValueError, match="no state dict of tensors under 'model'"):
         tool(CONVERTER, tmp_path / 'empty.pth', tmp_path / 'x.pth')
     with pytest.raises(SystemExit):
         tool(CONVERTER, official_checkpoint, tmp_path / 'x.pth', '--coco-class', 'unicorn')

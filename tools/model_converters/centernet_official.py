@@ -16,10 +16,9 @@ non-strictly, so the skipped tensors keep the model's initialisation).
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 
-import torch
+from vastmat.engine.checkpoint import read_official_checkpoint, save_converted_checkpoint
 
 DEFAULT_CONFIG = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))), 'configs', 'fairmot',
                           'fairmot_dla34_1xb12-30e_vastmat-p1.py')
@@ -47,23 +46,15 @@ def convert(source: str, target: str, config: str = DEFAULT_CONFIG) -> tuple[dic
     """Convert ``source`` to ``target`` for the FairMOT of ``config``; returns the converted state dict and the
     official load messages."""
     from vastmat.models.dense_heads import official_centernet_state_dict
-    checkpoint = torch.load(source, map_location='cpu', weights_only=True)
-    state_dict = checkpoint.get('state_dict', checkpoint) if isinstance(checkpoint, dict) else None
-    if (not isinstance(state_dict, dict) or not state_dict
-            or not all(isinstance(v, torch.Tensor) for v in state_dict.values())):
-        raise ValueError(f"{source}: no state_dict of tensors (a CenterNet checkpoint has {{'epoch', 'state_dict'}})")
+    checkpoint, state_dict = read_official_checkpoint(source, 'state_dict',
+                                                      "a CenterNet checkpoint has {'epoch', 'state_dict'}")
     try:
         converted, messages = official_centernet_state_dict(state_dict, detector_shapes(config))
     except KeyError as error:
         raise KeyError(f'{source}: {error}') from error
     converted = {f'detector.{k}': v for k, v in converted.items()}
     meta = dict(converted_from=osp.basename(source), config=osp.basename(config), load_messages=messages)
-    if isinstance(checkpoint, dict) and isinstance(checkpoint.get('epoch'), int):
-        meta['official_epoch'] = checkpoint['epoch']
-    os.makedirs(osp.dirname(osp.abspath(target)), exist_ok=True)
-    partial = target + '.tmp'
-    torch.save(dict(state_dict=converted, meta=meta), partial)
-    os.replace(partial, target)
+    save_converted_checkpoint(converted, meta, target, checkpoint)
     return converted, messages
 
 

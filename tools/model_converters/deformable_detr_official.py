@@ -16,11 +16,9 @@ plain tensors only (loadable with ``weights_only=True``) and is written atomical
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 
-import torch
-
+from vastmat.engine.checkpoint import read_official_checkpoint, save_converted_checkpoint
 from vastmat.models.mot import COCO_CATEGORY_IDS, official_deformable_detr_state_dict, official_one_class_head
 
 
@@ -34,27 +32,15 @@ def coco_class_index(value: str) -> int:
                                      f'{", ".join(COCO_CATEGORY_IDS)}')
 
 
-def read_official(source: str) -> dict:
-    """The ``model`` state dict of an official checkpoint (its ``args`` Namespace allowed when unpickling)."""
-    with torch.serialization.safe_globals([argparse.Namespace]):
-        checkpoint = torch.load(source, map_location='cpu', weights_only=True)
-    state_dict = checkpoint.get('model', checkpoint) if isinstance(checkpoint, dict) else None
-    if (not isinstance(state_dict, dict) or not state_dict
-            or not all(isinstance(v, torch.Tensor) for v in state_dict.values())):
-        raise ValueError(f"{source}: no 'model' state dict of tensors (an official Deformable DETR checkpoint has "
-                         "{'model', 'optimizer', 'lr_scheduler', 'epoch', 'args'})")
-    return state_dict
-
-
 def convert(source: str, target: str, coco_class: int = COCO_CATEGORY_IDS['person']) -> dict:
     """Convert ``source`` to ``target`` with the class row ``coco_class``; returns the converted state dict."""
-    state_dict = official_one_class_head(read_official(source), coco_class)
+    checkpoint, state_dict = read_official_checkpoint(
+        source, 'model', "an official Deformable DETR checkpoint has {'model', 'optimizer', 'lr_scheduler', 'epoch', "
+        "'args'}")
+    state_dict = official_one_class_head(state_dict, coco_class)
     converted = {f'detector.{k}': v for k, v in official_deformable_detr_state_dict(state_dict).items()}
-    meta = dict(converted_from=osp.basename(source), coco_class=coco_class)
-    os.makedirs(osp.dirname(osp.abspath(target)), exist_ok=True)
-    partial = target + '.tmp'
-    torch.save(dict(state_dict=converted, meta=meta), partial)
-    os.replace(partial, target)
+    save_converted_checkpoint(converted, dict(converted_from=osp.basename(source), coco_class=coco_class), target,
+                              checkpoint)
     return converted
 
 

@@ -16,30 +16,18 @@ plain tensors only (loadable with ``weights_only=True``) and is written atomical
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 
-import torch
-
+from vastmat.engine.checkpoint import read_official_checkpoint, save_converted_checkpoint
 from vastmat.models.dense_heads import official_fairmot_state_dict
 
 
 def convert(source: str, target: str) -> dict:
     """Convert ``source`` to ``target``; returns the converted state dict."""
-    checkpoint = torch.load(source, map_location='cpu', weights_only=True)
-    state_dict = checkpoint.get('state_dict', checkpoint) if isinstance(checkpoint, dict) else None
-    if (not isinstance(state_dict, dict) or not state_dict
-            or not all(isinstance(v, torch.Tensor) for v in state_dict.values())):
-        raise ValueError(f'{source}: no state_dict of tensors (an official FairMOT checkpoint has '
-                         "{'epoch', 'state_dict'[, 'optimizer']})")
+    checkpoint, state_dict = read_official_checkpoint(
+        source, 'state_dict', "an official FairMOT checkpoint has {'epoch', 'state_dict'[, 'optimizer']}")
     converted = {f'detector.{k}': v for k, v in official_fairmot_state_dict(state_dict).items()}
-    meta = dict(converted_from=osp.basename(source))
-    if isinstance(checkpoint, dict) and isinstance(checkpoint.get('epoch'), int):
-        meta['official_epoch'] = checkpoint['epoch']
-    os.makedirs(osp.dirname(osp.abspath(target)), exist_ok=True)
-    partial = target + '.tmp'
-    torch.save(dict(state_dict=converted, meta=meta), partial)
-    os.replace(partial, target)
+    save_converted_checkpoint(converted, dict(converted_from=osp.basename(source)), target, checkpoint)
     return converted
 
 

@@ -15,34 +15,23 @@ allowed; its ``optimizer`` / ``lr_scheduler`` are not converted. The output hold
 from __future__ import annotations
 
 import argparse
-import os
 import os.path as osp
 
-import torch
-
+from vastmat.engine.checkpoint import read_official_checkpoint, save_converted_checkpoint
 from vastmat.models.mot.transtrack_conversion import OFFICIAL_OBJECT_CLASS, official_transtrack_state_dict
 
 
 def convert(source: str, target: str, class_index: int = OFFICIAL_OBJECT_CLASS) -> dict:
     """Convert ``source`` to ``target``; returns the converted state dict."""
-    with torch.serialization.safe_globals([argparse.Namespace]):
-        checkpoint = torch.load(source, map_location='cpu', weights_only=True)
-    state_dict = checkpoint.get('model') if isinstance(checkpoint, dict) else None
-    if (not isinstance(state_dict, dict) or not state_dict
-            or not all(isinstance(v, torch.Tensor) for v in state_dict.values())):
-        raise ValueError(f"{source}: no 'model' state dict of tensors (an official TransTrack checkpoint has "
-                         "{'model', 'optimizer', 'lr_scheduler', 'epoch', 'args'})")
+    checkpoint, state_dict = read_official_checkpoint(
+        source, 'model', "an official TransTrack checkpoint has {'model', 'optimizer', 'lr_scheduler', 'epoch', "
+        "'args'}", bare=False)
     try:
         converted = official_transtrack_state_dict(state_dict, class_index=class_index)
     except (KeyError, ValueError) as error:
         raise type(error)(f'{source}: {error}') from error
-    meta = dict(converted_from=osp.basename(source), class_index=class_index)
-    if isinstance(checkpoint.get('epoch'), int):
-        meta['official_epoch'] = checkpoint['epoch']
-    os.makedirs(osp.dirname(osp.abspath(target)), exist_ok=True)
-    partial = target + '.tmp'
-    torch.save(dict(state_dict=converted, meta=meta), partial)
-    os.replace(partial, target)
+    save_converted_checkpoint(converted, dict(converted_from=osp.basename(source), class_index=class_index), target,
+                              checkpoint)
     return converted
 
 

@@ -153,6 +153,35 @@ def from_plain_checkpoint(checkpoint: Any) -> Any:
     return checkpoint
 
 
+def read_official_checkpoint(source: str, key: str, layout: str, bare: bool = True) -> tuple[Any, dict]:
+    """``(checkpoint, state_dict)`` of an official checkpoint for a converter (tools/model_converters/): the state
+    dict under ``key`` (or the file itself when it is a bare state dict and ``bare``), read weights-only with the
+    ``argparse.Namespace`` of the official ``args`` allowed. ``layout`` describes the expected file in the error."""
+    import argparse
+    with torch.serialization.safe_globals([argparse.Namespace]):
+        checkpoint = torch.load(source, map_location='cpu', weights_only=True)
+    state_dict = checkpoint.get(key, checkpoint if bare else None) if isinstance(checkpoint, dict) else None
+    if (not isinstance(state_dict, dict) or not state_dict
+            or not all(isinstance(v, torch.Tensor) for v in state_dict.values())):
+        raise ValueError(f'{source}: no state dict of tensors under {key!r} ({layout})')
+    return checkpoint, state_dict
+
+
+def save_converted_checkpoint(state_dict: dict, meta: dict, target: str, official: Any = None) -> None:
+    """Write a converter's output: plain tensors and ``meta`` (with the official ``epoch`` when ``official`` has
+    one), loadable with ``weights_only=True``, atomically (a temporary file renamed)."""
+    if isinstance(official, dict) and isinstance(official.get('epoch'), int):
+        meta = dict(meta, official_epoch=official['epoch'])
+    os.makedirs(osp.dirname(osp.abspath(target)), exist_ok=True)
+    partial = f'{target}.{os.getpid()}.tmp'
+    try:
+        torch.save(dict(state_dict=state_dict, meta=meta), partial)
+        os.replace(partial, target)
+    finally:
+        if osp.exists(partial):
+            os.remove(partial)
+
+
 def check_starting_point(load_from: Any, where: str) -> None:
     """Refuse a ``load_from`` that names a local file which is not there (``~`` expanded, as the loader does): the
     full-size configs start from converted official weights or an earlier stage's checkpoint, named in the config's

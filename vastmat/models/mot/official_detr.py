@@ -122,21 +122,23 @@ def official_deformable_detr_state_dict(state_dict: Mapping[str, Tensor]) -> dic
     return converted
 
 
-def official_one_class_head(state_dict: Mapping[str, Tensor], class_index: int = COCO_CATEGORY_IDS['person']
+def official_one_class_head(state_dict: Mapping[str, Tensor], class_index: int = COCO_CATEGORY_IDS['person'],
+                            rows: int = COCO_HEAD_ROWS, source: str = 'official one-class head'
                             ) -> dict[str, Tensor]:
-    """The official one-class head from a COCO checkpoint (MOTIP ``models/misc.py`` ``load_detr_pretrain`` with
-    ``NUM_CLASSES`` 1): every ``class_embed`` weight and bias of 91 rows (COCO category ids) keeps its row
-    ``class_index`` only (official default 1, person; ``DETR_DEFAULT_CLASS_IDX`` otherwise); one-row heads stay.
-    Keys in the official naming; returns a new dict."""
-    if not 0 <= class_index < COCO_HEAD_ROWS:
-        raise ValueError(f'official one-class head: class_index must be in [0, {COCO_HEAD_ROWS}), got {class_index}')
+    """The official one-class head from a multi-class checkpoint (MOTIP ``models/misc.py`` ``load_detr_pretrain``
+    with ``NUM_CLASSES`` 1): every ``class_embed`` weight and bias of ``rows`` rows (COCO: 91, by category id) keeps
+    its row ``class_index`` only (official default 1, person; ``DETR_DEFAULT_CLASS_IDX`` otherwise); one-row heads
+    stay. TransTrack's converter takes its 20-row heads' row 1 with it. Keys in the official naming; returns a new
+    dict. ``source`` names the checkpoint in errors."""
+    if not 0 <= class_index < rows:
+        raise ValueError(f'{source}: class_index must be in [0, {rows}), got {class_index}')
     out = dict(state_dict)
     for key, value in state_dict.items():
         if 'class_embed' not in key:
             continue
-        if len(value) == COCO_HEAD_ROWS:
+        if len(value) == rows:
             out[key] = value[class_index:class_index + 1].clone()
         elif len(value) != 1:
-            raise ValueError(f'official one-class head: {key!r} has {len(value)} rows, neither a COCO head '
-                             f'({COCO_HEAD_ROWS}) nor a one-class head (official load_detr_pretrain refuses it too)')
+            raise ValueError(f'{source}: {key!r} has {len(value)} rows, neither the official {rows}-row head nor a '
+                             'one-class head (official load_detr_pretrain refuses it too)')
     return out

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 from torch import Tensor
 
-from .official_detr import official_deformable_detr_state_dict
+from .official_detr import official_deformable_detr_state_dict, official_one_class_head
 
 OFFICIAL_CLASS_ROWS = 20  # build(): num_classes 20 for dataset_file 'mot' and every other but coco / coco_panoptic
 OFFICIAL_OBJECT_CLASS = 1  # the MOT / CrowdHuman person label (category_id 1); PostProcess scores row 1
@@ -41,8 +41,6 @@ def official_transtrack_state_dict(state_dict: Mapping[str, Tensor], class_index
     if 'combine.weight' not in state_dict:
         raise KeyError("official TransTrack: no 'combine.weight' (the feature fusion): is this a plain Deformable DETR "
                        'checkpoint? Load it with load_from into model.detector instead')
-    if not 0 <= class_index < OFFICIAL_CLASS_ROWS:
-        raise ValueError(f'official TransTrack: class_index must be in [0, {OFFICIAL_CLASS_ROWS}), got {class_index}')
     detr, track, fusion = {}, {}, {}
     for key, value in state_dict.items():
         if key.startswith('combine.'):
@@ -52,15 +50,9 @@ def official_transtrack_state_dict(state_dict: Mapping[str, Tensor], class_index
                 raise KeyError(f'official TransTrack: unexpected track decoder key {key!r} (the track decoder has '
                                'layers only: no box refinement)')
             track['transformer.decoder.' + key[len(_TRACK):]] = value  # renamed as a decoder layer, then moved back
-        elif key.startswith('class_embed.'):
-            if len(value) == OFFICIAL_CLASS_ROWS:
-                value = value[class_index:class_index + 1].clone()
-            elif len(value) != 1:
-                raise ValueError(f'official TransTrack: {key!r} has {len(value)} rows, expected {OFFICIAL_CLASS_ROWS} '
-                                 '(the official MOT / CrowdHuman heads) or 1')
-            detr[key] = value
         else:
             detr[key] = value
+    detr = official_one_class_head(detr, class_index, rows=OFFICIAL_CLASS_ROWS, source='official TransTrack')
     converted = dict(official_deformable_detr_state_dict(detr))
     converted.update(fusion)
     if track:
