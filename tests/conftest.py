@@ -52,6 +52,13 @@ def tool(script: str, *args):
     return _TOOLS[script].main([str(a) for a in args])
 
 
+def npz_arrays(path: str) -> dict:
+    """Every array of an ``.npz`` fixture, read into memory (the file closed)."""
+    import numpy as np
+    with np.load(path) as data:
+        return {key: data[key] for key in data.files}
+
+
 def vastmat_scope(*modules: str) -> None:
     """Import vastmat's datasets and models (and ``modules``) so that their registries are filled, and make
     'vastmat' mmengine's default scope (what a config's ``default_scope`` does for the tools)."""

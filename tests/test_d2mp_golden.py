@@ -12,13 +12,12 @@ Three cases, all in training mode (dropout on, as in the official training loop)
 import ast
 import os.path as osp
 
-import numpy as np
 import pytest
 import torch
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 
-from conftest import REPO
+from conftest import REPO, npz_arrays
 from helpers.d2mp_train_inputs import (DRAWN_SEED, DROPOUT_SEED, ENCODER_DIM, TF_LAYER, d2mp_train_batch,
                                        d2mp_train_state)
 
@@ -32,8 +31,7 @@ RTOL, ATOL = 1e-5, 1e-6
 
 @pytest.fixture(scope='module')
 def golden():
-    with np.load(FIXTURE) as data:
-        return {key: data[key] for key in data.files}
+    return npz_arrays(FIXTURE)
 
 
 def section(golden, prefix):

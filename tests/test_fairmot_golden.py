@@ -21,7 +21,7 @@ from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.structures import InstanceData
 
-from conftest import REPO, vastmat_scope
+from conftest import REPO, npz_arrays, vastmat_scope
 from helpers.fairmot_train_inputs import (AUGMENT_LABELS, AUGMENT_SEEDS, BATCH, HEIGHT, LETTERBOX_CASES,
                                           LETTERBOX_LABELS, NUM_IDENTITIES, WIDTH, augment_image, fingerprint,
                                           letterbox_images, loss_weights, official_weights, train_batch)
@@ -50,8 +50,7 @@ def scope():
 
 @pytest.fixture(scope='module')
 def golden():
-    with np.load(FIXTURE) as data:
-        return {key: data[key] for key in data.files}
+    return npz_arrays(FIXTURE)
 
 
 def close(actual, expected, what, rtol=RTOL, atol=ATOL):

@@ -17,7 +17,7 @@ from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.structures import InstanceData
 
-from conftest import REPO, build_model, vastmat_scope
+from conftest import REPO, build_model, npz_arrays, vastmat_scope
 from helpers import transtrack_train_inputs as inputs
 from helpers.detr_samples import clip
 
@@ -38,8 +38,7 @@ def scope():
 
 @pytest.fixture(scope='module')
 def golden():
-    with np.load(FIXTURE) as data:
-        return {key: data[key] for key in data.files}
+    return npz_arrays(FIXTURE)
 
 
 def narrow_config():

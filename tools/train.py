@@ -7,8 +7,8 @@
 import argparse
 
 from vastmat.engine import close_distributed
-from vastmat.engine.cli import (add_common_arguments, build_runner, check_starting_point, finish_parsing,
-                                load_config)
+from vastmat.engine.checkpoint import check_starting_point
+from vastmat.engine.cli import add_common_arguments, build_runner, finish_parsing, load_config
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -46,7 +46,7 @@ def main(argv=None) -> None:
     elif args.resume is not None:
         cfg.resume = True
         cfg.load_from = args.resume
-    check_starting_point(cfg, args.config)
+    check_starting_point(cfg.get('load_from'), args.config)  # before anything is built
     runner = build_runner(cfg)
     runner.train()
     close_distributed()

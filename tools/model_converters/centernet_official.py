@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 
-from vastmat.engine.checkpoint import read_official_checkpoint, save_converted_checkpoint
+from vastmat.engine.checkpoint import converted_summary, read_official_checkpoint, save_converted_checkpoint
 
 DEFAULT_CONFIG = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))), 'configs', 'fairmot',
                           'fairmot_dla34_1xb12-30e_vastmat-p1.py')
@@ -67,8 +67,7 @@ def main(argv: list[str] | None = None) -> dict:
     converted, messages = convert(args.source, args.target, args.config)
     for message in messages:
         print(message)
-    print(f'{args.target}: {len(converted)} tensors, '
-          f'{sum(v.numel() for v in converted.values() if v.is_floating_point()):,} weights')
+    print(converted_summary(args.target, converted))
     return converted
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 
-from vastmat.engine.checkpoint import read_official_checkpoint, save_converted_checkpoint
+from vastmat.engine.checkpoint import converted_summary, read_official_checkpoint, save_converted_checkpoint
 from vastmat.models.mot import COCO_CATEGORY_IDS, official_deformable_detr_state_dict, official_one_class_head
 
 
@@ -53,8 +53,7 @@ def main(argv: list[str] | None = None) -> dict:
                              'a row number of the 91-row head; default person (1), as the official MOTIP')
     args = parser.parse_args(argv)
     converted = convert(args.source, args.target, args.coco_class)
-    print(f'{args.target}: {len(converted)} tensors, '
-          f'{sum(v.numel() for v in converted.values() if v.is_floating_point()):,} weights')
+    print(converted_summary(args.target, converted))
     return converted
 
 

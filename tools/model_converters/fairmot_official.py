@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 
-from vastmat.engine.checkpoint import read_official_checkpoint, save_converted_checkpoint
+from vastmat.engine.checkpoint import converted_summary, read_official_checkpoint, save_converted_checkpoint
 from vastmat.models.dense_heads import official_fairmot_state_dict
 
 
@@ -37,8 +37,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument('target', help='converted checkpoint for tools/test.py / tools/train.py --checkpoint')
     args = parser.parse_args(argv)
     converted = convert(args.source, args.target)
-    print(f'{args.target}: {len(converted)} tensors, '
-          f'{sum(v.numel() for v in converted.values() if v.is_floating_point()):,} weights')
+    print(converted_summary(args.target, converted))
     return converted
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 
-from vastmat.engine.checkpoint import read_official_checkpoint, save_converted_checkpoint
+from vastmat.engine.checkpoint import converted_summary, read_official_checkpoint, save_converted_checkpoint
 from vastmat.models.mot.transtrack_conversion import OFFICIAL_OBJECT_CLASS, official_transtrack_state_dict
 
 
@@ -43,8 +43,7 @@ def main(argv: list[str] | None = None) -> dict:
                         help='row of the official 20-row class heads kept for the one class (default 1, person)')
     args = parser.parse_args(argv)
     converted = convert(args.source, args.target, args.class_index)
-    print(f'{args.target}: {len(converted)} tensors, '
-          f'{sum(v.numel() for v in converted.values() if v.is_floating_point()):,} weights')
+    print(converted_summary(args.target, converted))
     return converted
 
 

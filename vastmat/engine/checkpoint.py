@@ -182,6 +182,12 @@ def save_converted_checkpoint(state_dict: dict, meta: dict, target: str, officia
             os.remove(partial)
 
 
+def converted_summary(target: str, state_dict: dict) -> str:
+    """The line a converter prints: the file, its tensors and its floating-point weights."""
+    weights = sum(v.numel() for v in state_dict.values() if v.is_floating_point())
+    return f'{target}: {len(state_dict)} tensors, {weights:,} weights'
+
+
 def check_starting_point(load_from: Any, where: str) -> None:
     """Refuse a ``load_from`` that names a local file which is not there (``~`` expanded, as the loader does): the
     full-size configs start from converted official weights or an earlier stage's checkpoint, named in the config's

@@ -309,13 +309,6 @@ def apply_tracking_options(cfg: Config, args: argparse.Namespace) -> None:
 _RUNNERS_BUILT = [0]
 
 
-def check_starting_point(cfg: Config, config_path: str) -> None:
-    """Refuse, before anything is built, a ``load_from`` that names a missing local file
-    (:func:`vastmat.engine.checkpoint.check_starting_point`)."""
-    from vastmat.engine.checkpoint import check_starting_point as check
-    check(cfg.get('load_from'), config_path)
-
-
 def build_runner(cfg: Config) -> Runner:
     """Build the runner named by ``runner_type`` (VastMAT's configs use ``VastMATRunner``).
 
