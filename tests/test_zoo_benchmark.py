@@ -170,6 +170,47 @@ def test_zoo_configs_start_from_the_demo_detectors_backbone():
         assert cfg.model.data_preprocessor.mean == [0.0, 0.0, 0.0] and not cfg.model.data_preprocessor.bgr_to_rgb
 
 
+def test_zoo_motip_trains_in_two_stages_as_the_official(demo_root, tmp_path, monkeypatch):
+    """The zoo's MOTIP starts from its own DETR pre-training (zoo_load_from), which starts from the demo YOLOX's
+    backbone: planned, launched and trained in that order, each stage from the checkpoint of the one before."""
+    from mmengine.config import Config
+
+    from vastmat.experiments import zoo
+    from vastmat.experiments.zoo_training import Training
+    from vastmat.models.trackers.zoo import config_path
+    detector = config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')
+    pretrain = config_path('motip/motip_tiny_zoo_vastmat-demo_detr-pretrain.py')
+    motip = config_path('motip/motip_tiny_zoo_vastmat-demo.py')
+    first, second = Config.fromfile(pretrain), Config.fromfile(motip)
+    assert config_path(second.zoo_load_from) == pretrain and first.zoo_load_from is None
+    assert first.model.only_detr and first.model.num_train_frames == 1 and not second.model.get('only_detr')
+    assert first.train_pipeline[0].clip_length == 1
+    # the same network in both stages, so that the MOTIP training loads every pre-trained weight
+    assert first.model.detector == second.model.detector and first.model.tracker == second.model.tracker
+
+    members = {m.name: m for m in zoo_trackers()}
+    assert zoo.backbone_sources([members['MOTIP'], members['TCEI']], members) == [detector, pretrain]
+    ctx = zoo.ZooContext(demo_root, 'protocol1', [], str(tmp_path / 'protocol1'), log=lambda text: None)
+    plan = zoo.training_plan(ctx, [members['MOTIP']])
+    assert [config for _, config, _ in plan] == [detector, pretrain, motip]
+    assert plan[1][0] == 'start of MOTIP: motip_tiny_zoo_vastmat-demo_detr-pretrain.py'
+    assert all(seconds > 0 for _, _, seconds in plan)  # nothing trained yet
+
+    started = []
+
+    def fake_train_once(cfg, iters, num_checkpoints):  # records where each stage starts, trains nothing
+        started.append((osp.basename(cfg.filename), cfg.get('load_from'),
+                        cfg.model.get('detector', cfg.model).get('backbone', {}).get('init_cfg')))
+        return Training(cfg.work_dir, [(2, osp.join(cfg.work_dir, f'{len(started)}.pth'))], 1.0, 2, reused=False)
+
+    monkeypatch.setattr(zoo, 'train_once', fake_train_once)
+    zoo.train(ctx, motip, 'MOTIP')
+    (name0, load0, _), (name1, load1, init1), (name2, load2, init2) = started
+    assert (name0, name1, name2) == tuple(osp.basename(c) for c in (detector, pretrain, motip))
+    assert load0 is None and load1 is None and load2.endswith('/2.pth')  # MOTIP from the pre-training
+    assert init1['checkpoint'].endswith('/1.pth') and init1['prefix'] == 'backbone.'  # from the YOLOX's backbone
+
+
 def test_zoo_training_schedule_and_identity(demo_root, tmp_path):
     """Evenly spaced checkpoints, the last at the end; the work dir's hash ignores the progress label but not the
     settings; an epoch-based config is refused."""
@@ -188,6 +229,12 @@ def test_zoo_training_schedule_and_identity(demo_root, tmp_path):
     assert _identity(other) == _identity(cfg)
     other.zoo_seconds_per_iter = 9.9  # the expected time is shown, not trained
     assert _identity(other) == _identity(cfg)
+    # one thread count unless the cores are shared (reproducible trainings); the hook is not part of the identity
+    assert 'AdaptiveThreadsHook' not in {h['type'] for h in cfg.custom_hooks}
+    shared = zoo_config(config, demo_root, 'protocol1', str(tmp_path), 'one label', adaptive_threads=True)
+    assert 'AdaptiveThreadsHook' in {h['type'] for h in shared.custom_hooks}
+    set_schedule(shared, 200, 3)
+    assert _identity(shared) == _identity(cfg)
     set_schedule(other, 201, 3)
     assert _identity(other) != _identity(cfg)
     epochs = Config.fromfile(config_path('d2mp/d2mp_1xb2048-800e_vastmat-p1.py'))

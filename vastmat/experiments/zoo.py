@@ -55,6 +55,7 @@ class ZooContext:
     recipe: Callable[[Config], Config] | None = None  # changes every training config (the overfit benchmark's)
     calibration_split: str | None = 'dev'  # where the thresholds are calibrated (None: the configs' own)
     threshold_scales: tuple[float, ...] = THRESHOLD_SCALES
+    adaptive_threads: bool = False  # trainings share the cores with others (zoo_config's AdaptiveThreadsHook)
 
 
 def select_members(names: list[str] | None) -> list[ZooTracker]:
@@ -75,7 +76,8 @@ def select_members(names: list[str] | None) -> list[ZooTracker]:
 
 def training_config(ctx: ZooContext, config: str, label: str) -> Config:
     cfg = zoo_config(config, ctx.data_root, ctx.protocol, osp.join(ctx.work_dir, 'training',
-                                                                  osp.splitext(osp.basename(config))[0]), label)
+                                                                  osp.splitext(osp.basename(config))[0]), label,
+                     adaptive_threads=ctx.adaptive_threads)
     return ctx.recipe(cfg) if ctx.recipe is not None else cfg
 
 
@@ -84,14 +86,33 @@ def use_pretrained_backbone(cfg: Config, checkpoint: str) -> None:
     cfg.model.detector.backbone.init_cfg = dict(type='Pretrained', checkpoint=checkpoint, prefix='backbone.')
 
 
+def use_whole_checkpoint(cfg: Config, checkpoint: str) -> None:
+    """Start the whole model from ``checkpoint`` (``load_from``: the weights whose names match)."""
+    cfg.load_from = checkpoint
+
+
+# The keys by which a zoo config starts from another zoo training (a config under configs/, trained first on the same
+# videos): the role it plays and how its last checkpoint is used.
+START_KEYS = {
+    'zoo_pretrained_backbone': ('backbone', use_pretrained_backbone),  # its backbone.* weights (ImageNet's role)
+    'zoo_load_from': ('start', use_whole_checkpoint),  # the whole model (an earlier training stage)
+}
+
+
+def start_sources(cfg: Config) -> list[tuple[str, str]]:
+    """``[(key of START_KEYS, source config path), ...]`` that ``cfg`` starts from, in START_KEYS' order."""
+    return [(key, config_path(cfg[key])) for key in START_KEYS if cfg.get(key)]
+
+
 def train(ctx: ZooContext, config: str, label: str) -> Training:
     """Train ``config`` on the protocol's train videos once per run (and reuse an earlier run's training). A config
-    with ``zoo_pretrained_backbone = CONFIG`` starts from the backbone of that config's training (trained first)."""
+    that names another in ``zoo_pretrained_backbone`` or ``zoo_load_from`` (:data:`START_KEYS`) starts from that
+    config's training, trained first."""
     if config not in ctx.trainings:
         cfg = training_config(ctx, config, label)
-        if cfg.get('zoo_pretrained_backbone'):
-            source = config_path(cfg.zoo_pretrained_backbone)
-            use_pretrained_backbone(cfg, train(ctx, source, f'{osp.basename(source)} (backbone of {label})').checkpoint)
+        for key, source in start_sources(cfg):
+            role, use = START_KEYS[key]
+            use(cfg, train(ctx, source, f'{osp.basename(source)} ({role} of {label})').checkpoint)
         start = time.perf_counter()
         training = train_once(cfg, ctx.train_iters, NUM_CHECKPOINTS)
         if training.reused:
@@ -112,44 +133,52 @@ def member_trainings(member: ZooTracker) -> list[str]:
 
 
 def backbone_sources(members: list[ZooTracker], by_name: dict[str, ZooTracker]) -> list[str]:
-    """The configs whose trainings the members' trainings start from (``zoo_pretrained_backbone``; a tracker that
-    tests another's checkpoint: that one's trainings), in order."""
+    """The configs whose trainings the members' trainings start from (:data:`START_KEYS`, and what those start
+    from; a tracker that tests another's checkpoint: that one's trainings), in order, sources before the configs
+    that start from them."""
     sources = []
+
+    def add_sources(config: str) -> None:
+        for _, source in start_sources(Config.fromfile(config)):
+            add_sources(source)
+            if source not in sources:
+                sources.append(source)
+
     for member in members:
         owner = by_name.get(member.checkpoint_of) if member.checkpoint_of else None
         for config in member_trainings(member) + (member_trainings(owner) if owner else []):
-            source = Config.fromfile(config).get('zoo_pretrained_backbone')
-            if source and config_path(source) not in sources:
-                sources.append(config_path(source))
+            add_sources(config)
     return sources
 
 
 def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str, str, float | None]]:
-    """``(label, config, expected seconds or None when already trained)`` of every training the members need."""
+    """``(label, config, expected seconds or None when already trained)`` of every training the members need, a
+    training's sources (:data:`START_KEYS`) before it."""
     plan, seen = [], set()
+
+    def add(config: str, name: str, role: str | None = None) -> Training | None:
+        """Plan ``config`` (of tracker ``name``, as the ``role`` of another of its trainings) after its sources;
+        its finished training, or None when it is still to train."""
+        label = f'{name}: {osp.basename(config)}' if role is None else f'{role} of {name}: {osp.basename(config)}'
+        cfg = training_config(ctx, config, label)
+        set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
+        sources_done = True
+        for key, source in start_sources(cfg):
+            source_role, use = START_KEYS[key]
+            found = add(source, name, source_role)
+            if found is None:
+                sources_done = False  # trained from that source's new checkpoint: not trained before either
+            else:
+                use(cfg, found.checkpoint)
+        found = find_training(cfg) if sources_done else None
+        if config not in seen:
+            seen.add(config)
+            plan.append((label, config, None if found is not None else expected_seconds(cfg, ctx.train_iters)))
+        return found
+
     for member in members:
         for config in member_trainings(member):
-            if config in seen:
-                continue
-            seen.add(config)
-            cfg = training_config(ctx, config, member.name)
-            set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
-            reused = True
-            if cfg.get('zoo_pretrained_backbone'):  # trained after the backbone's source, from its checkpoint
-                source = training_config(ctx, config_path(cfg.zoo_pretrained_backbone), 'backbone')
-                set_schedule(source, ctx.train_iters, NUM_CHECKPOINTS)
-                found = find_training(source)
-                if found is None:
-                    reused = False
-                    if source.filename not in seen:
-                        seen.add(source.filename)
-                        plan.append((f'detector (backbone of {member.name}): {osp.basename(source.filename)}',
-                                     source.filename, expected_seconds(source, ctx.train_iters)))
-                else:
-                    use_pretrained_backbone(cfg, found.checkpoint)
-            reused = reused and find_training(cfg) is not None
-            plan.append((f'{member.name}: {osp.basename(config)}', config,
-                         None if reused else expected_seconds(cfg, ctx.train_iters)))
+            add(config, member.name)
     return plan
 
 

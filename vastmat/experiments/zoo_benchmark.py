@@ -235,7 +235,9 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
         ctx = ZooContext(args.data_root, protocol, videos, osp.join(args.work_dir, protocol), args.preset,
                          args.train_iters, log=console.print,
                          calibration_split=None if args.no_calibration else 'dev',
-                         threshold_scales=tuple(args.threshold_scales))
+                         threshold_scales=tuple(args.threshold_scales),
+                         # several trainings at once share the cores; one at a time, trainings are reproducible
+                         adaptive_threads=args.launcher != 'local' or args.workers > 1)
         print_plan(ctx, members, args, det_roots, checkpoints, console)
         detections[protocol] = {}
         if any(m.on_cached_detections for m in members):
