@@ -6,7 +6,7 @@ paper's Table 5 and Table 8 layouts.
     python tools/zoo_benchmark.py [--data-root DIR] [--protocols protocol1 [protocol2]] [--trackers NAME ...]
         [--work-dir W] [--det-root [PROTOCOL=]DIR ...] [--checkpoint [PROTOCOL=]CKPT ...] [--det-config CONFIG]
         [--train-iters N] [--matchers original cda_fixed cda_adaptive,k=0.1 ...] [--threshold-scales S ...]
-        [--no-calibration] [--preset vastmat] [--threads 2] [--launcher local|ray] [--workers N]
+        [--no-calibration] [--preset vastmat] [--threads 2] [--adaptive-threads] [--launcher local|ray] [--workers N]
 
 Steps, per protocol (the expected time is printed first, each stage's time when it ends):
 1. data: ``--data-root`` (default ``data/demo``: the built-in demo dataset, rendered when absent);
@@ -70,6 +70,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         'another, here)')
     parser.add_argument('--threads', type=int, default=default_threads(),
                         help='torch CPU threads (default: $OMP_NUM_THREADS where set, else 2; docs/zoo.md)')
+    parser.add_argument('--adaptive-threads', action='store_true',
+                        help='train with 1 thread while other processes slow the cores down (AdaptiveThreadsHook; '
+                        'faster on a busy machine, but a switch changes the sums and so the trained models)')
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error(f'--workers must be >= 1, got {args.workers}')

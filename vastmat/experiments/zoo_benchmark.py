@@ -236,8 +236,8 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
                          args.train_iters, log=console.print,
                          calibration_split=None if args.no_calibration else 'dev',
                          threshold_scales=tuple(args.threshold_scales),
-                         # several trainings at once share the cores; one at a time, trainings are reproducible
-                         adaptive_threads=args.launcher != 'local' or args.workers > 1)
+                         # one thread count unless asked: reproducible trainings (docs/zoo.md)
+                         adaptive_threads=args.adaptive_threads)
         print_plan(ctx, members, args, det_roots, checkpoints, console)
         detections[protocol] = {}
         if any(m.on_cached_detections for m in members):
