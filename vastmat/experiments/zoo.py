@@ -36,7 +36,7 @@ PART_LABELS = dict(features='ReID model (features)', motion='D2MP (motion)')
 # (``zoo_official_thresholds``) and is tested at the official ones times the scale of this grid that tracks the
 # protocol's dev videos (train videos held for tuning) best, at its last checkpoint; never chosen on the test videos.
 # Minutes of CPU training leave each model's scores less confident by its own amount (measured on the demo's dev
-# videos: the best scale is 0.5 for FairMOT, 0.6 QDTrack, 0.7 MOTIP and TCEI, 1.0 TransTrack).
+# videos: the best scale is 0.5 for FairMOT, 0.6 QDTrack, 0.9 MOTIP and TCEI, 1.0 TransTrack).
 THRESHOLD_SCALES = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 

@@ -64,8 +64,8 @@ def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: st
     """A config on ``data_root``'s ``protocol`` splits (the TrajectoryWindowDataset of D2MP and the ReID datasets
     included), with a progress hook labelled ``label`` and no launcher. ``adaptive_threads``: the
     AdaptiveThreadsHook, for runs that share the cores with others; off, training keeps one thread count and is
-    reproducible (a switch changes the order of floating-point sums: two runs of the zoo's MOTIP whose hook
-    switched at other iterations ended at HOTA 23.7 and 18.1, while two runs at a fixed count gave equal weights)."""
+    reproducible (a switch changes the order of floating-point sums: the zoo's MOTIP ended at HOTA 23.7 without a
+    switch and 18.1 with four, while two runs at a fixed count gave equal weights)."""
     cfg = Config.fromfile(config) if isinstance(config, str) else copy.deepcopy(config)
     for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         loader = cfg.get(key)
