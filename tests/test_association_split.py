@@ -80,7 +80,8 @@ def test_overfit_root_lists_the_videos_in_train_and_test(tmp_path):
 @pytest.mark.parametrize('config', ['yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py',
                                     'fairmot/fairmot_tiny_zoo_vastmat-demo.py',
                                     'transtrack/transtrack_tiny_zoo_vastmat-demo.py',
-                                    'motip/motip_tiny_zoo_vastmat-demo.py', 'reid/reid_tiny_zoo_vastmat-demo.py'])
+                                    'motip/motip_tiny_zoo_vastmat-demo.py', 'reid/reid_tiny_zoo_vastmat-demo.py',
+                                    'motip/motip_tiny_zoo_vastmat-demo_detr-pretrain.py'])
 def test_overfit_recipe_drops_random_augmentations_only(config):
     cfg = overfit_recipe(Config.fromfile(osp.join(REPO, 'configs', config)))
     dataset = cfg.train_dataloader.dataset

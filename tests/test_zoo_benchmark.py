@@ -1,4 +1,5 @@
 """The model zoo's tracker listing and the zoo benchmark (tools/zoo_benchmark.py) on cached detections."""
+import copy
 import json
 import os.path as osp
 
@@ -204,11 +205,25 @@ def test_zoo_motip_trains_in_two_stages_as_the_official(demo_root, tmp_path, mon
         return Training(cfg.work_dir, [(2, osp.join(cfg.work_dir, f'{len(started)}.pth'))], 1.0, 2, reused=False)
 
     monkeypatch.setattr(zoo, 'train_once', fake_train_once)
-    zoo.train(ctx, motip, 'MOTIP')
+    training = zoo.train(ctx, motip, 'MOTIP')
     (name0, load0, _), (name1, load1, init1), (name2, load2, init2) = started
     assert (name0, name1, name2) == tuple(osp.basename(c) for c in (detector, pretrain, motip))
     assert load0 is None and load1 is None and load2.endswith('/2.pth')  # MOTIP from the pre-training
     assert init1['checkpoint'].endswith('/1.pth') and init1['prefix'] == 'backbone.'  # from the YOLOX's backbone
+    # MOTIP's minutes include its pre-training's (an earlier stage), not the detector's (another model)
+    assert training.earlier_seconds == 1.0 and training.minutes(2) == 2.0 / 60 and training.total_seconds == 2.0
+
+
+def test_zoo_refuses_configs_that_start_from_each_other(tmp_path):
+    from vastmat.experiments.zoo import source_order
+    from vastmat.utils.errors import UserInputError
+    first, second = tmp_path / 'first.py', tmp_path / 'second.py'
+    first.write_text(f"zoo_load_from = '{second}'\n")
+    second.write_text(f"zoo_pretrained_backbone = '{first}'\n")
+    with pytest.raises(UserInputError, match=r'in a loop \(first.py -> second.py -> first.py'):
+        source_order(str(first))
+    second.write_text('')
+    assert source_order(str(first)) == [str(second)]
 
 
 def test_zoo_training_schedule_and_identity(demo_root, tmp_path):
@@ -229,12 +244,17 @@ def test_zoo_training_schedule_and_identity(demo_root, tmp_path):
     assert _identity(other) == _identity(cfg)
     other.zoo_seconds_per_iter = 9.9  # the expected time is shown, not trained
     assert _identity(other) == _identity(cfg)
-    # one thread count unless the cores are shared (reproducible trainings); the hook is not part of the identity
+    # one thread count unless asked (reproducible trainings); a training with the hook is another training
     assert 'AdaptiveThreadsHook' not in {h['type'] for h in cfg.custom_hooks}
     shared = zoo_config(config, demo_root, 'protocol1', str(tmp_path), 'one label', adaptive_threads=True)
     assert 'AdaptiveThreadsHook' in {h['type'] for h in shared.custom_hooks}
     set_schedule(shared, 200, 3)
-    assert _identity(shared) == _identity(cfg)
+    assert _identity(shared) != _identity(cfg)  # its thread switches change the trained model: never reused
+    # a training started from another's checkpoint is another training when that checkpoint is
+    other.load_from = 'work_dirs/x/protocol1/training/first_stage/aaaa/iter_2.pth'
+    moved = copy.deepcopy(other)
+    moved.load_from = 'work_dirs/x/protocol1/training/first_stage/bbbb/iter_2.pth'
+    assert _identity(moved) != _identity(other)
     set_schedule(other, 201, 3)
     assert _identity(other) != _identity(cfg)
     epochs = Config.fromfile(config_path('d2mp/d2mp_1xb2048-800e_vastmat-p1.py'))

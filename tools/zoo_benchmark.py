@@ -26,7 +26,8 @@ Steps, per protocol (the expected time is printed first, each stage's time when 
 
 ``--launcher ray`` (a local ray of ``--workers`` CPUs, or the cluster of ``RAY_ADDRESS``) or ``--workers N`` local
 processes run the trackers of step 3 as tasks, ``--workers`` at a time, each with one thread (docs/scaling.md): the
-trainings several trackers start from are trained first, here, and TCEI waits for MOTIP's.
+trainings that the trackers' trainings start from (a backbone, an earlier stage) are trained first, here, and TCEI
+waits for MOTIP's.
 
 The console shows the steps, progress (plain lines at least every 30 s when it is not a terminal) and the tables;
 the runners' full logs stay in their work dirs.

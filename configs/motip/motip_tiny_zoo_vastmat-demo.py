@@ -1,6 +1,7 @@
 # The zoo's MOTIP (`make demo`, tools/zoo_benchmark.py): the narrow model of motip_tiny_vastmat-demo.py trained
 # long enough on a CPU to learn, on clips of the Protocol 1 train videos of the rendered demo data, then tested with
-# MOTIP's runtime tracker at its official thresholds (TCEI tests the same checkpoint).
+# MOTIP's runtime tracker at its official thresholds times the scale calibrated on the dev videos (below; TCEI tests
+# the same checkpoint).
 #
 # Two stages, as the official: the DETR is first pre-trained alone on single frames
 # (motip_tiny_zoo_vastmat-demo_detr-pretrain.py, 2,000 iterations), and this training starts from its last checkpoint

@@ -16,7 +16,7 @@ import copy
 import os
 import os.path as osp
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from mmengine.config import Config
@@ -104,17 +104,42 @@ def start_sources(cfg: Config) -> list[tuple[str, str]]:
     return [(key, config_path(cfg[key])) for key in START_KEYS if cfg.get(key)]
 
 
+def source_order(config: str, _chain: tuple[str, ...] = ()) -> list[str]:
+    """Every training ``config`` starts from, directly or through others (:data:`START_KEYS`), each once and before
+    the ones that start from it.
+
+    Raises:
+        UserInputError: the configs start from each other in a loop.
+    """
+    from vastmat.utils.errors import UserInputError
+    if config in _chain:
+        loop = ' -> '.join(osp.basename(c) for c in (*_chain[_chain.index(config):], config))
+        raise UserInputError(f'{config}: the zoo configs start from each other in a loop ({loop}; '
+                             f'zoo_pretrained_backbone / zoo_load_from)')
+    order = []
+    for _, source in start_sources(Config.fromfile(config)):
+        for found in [*source_order(source, (*_chain, config)), source]:
+            if found not in order:
+                order.append(found)
+    return order
+
+
 def train(ctx: ZooContext, config: str, label: str) -> Training:
     """Train ``config`` on the protocol's train videos once per run (and reuse an earlier run's training). A config
     that names another in ``zoo_pretrained_backbone`` or ``zoo_load_from`` (:data:`START_KEYS`) starts from that
     config's training, trained first."""
     if config not in ctx.trainings:
+        source_order(config)  # no loop
         cfg = training_config(ctx, config, label)
+        earlier_seconds = 0.0
         for key, source in start_sources(cfg):
             role, use = START_KEYS[key]
-            use(cfg, train(ctx, source, f'{osp.basename(source)} ({role} of {label})').checkpoint)
+            source_training = train(ctx, source, f'{osp.basename(source)} ({role} of {label})')
+            use(cfg, source_training.checkpoint)
+            if key == 'zoo_load_from':  # an earlier stage of this model (a backbone's training is another model)
+                earlier_seconds += source_training.total_seconds
         start = time.perf_counter()
-        training = train_once(cfg, ctx.train_iters, NUM_CHECKPOINTS)
+        training = replace(train_once(cfg, ctx.train_iters, NUM_CHECKPOINTS), earlier_seconds=earlier_seconds)
         if training.reused:
             ctx.log(f'  {label}: reusing the training of {training.work_dir}')
         else:
@@ -137,17 +162,10 @@ def backbone_sources(members: list[ZooTracker], by_name: dict[str, ZooTracker]) 
     from; a tracker that tests another's checkpoint: that one's trainings), in order, sources before the configs
     that start from them."""
     sources = []
-
-    def add_sources(config: str) -> None:
-        for _, source in start_sources(Config.fromfile(config)):
-            add_sources(source)
-            if source not in sources:
-                sources.append(source)
-
     for member in members:
         owner = by_name.get(member.checkpoint_of) if member.checkpoint_of else None
         for config in member_trainings(member) + (member_trainings(owner) if owner else []):
-            add_sources(config)
+            sources += [source for source in source_order(config) if source not in sources]
     return sources
 
 
@@ -178,6 +196,7 @@ def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str,
 
     for member in members:
         for config in member_trainings(member):
+            source_order(config)  # no loop
             add(config, member.name)
     return plan
 
@@ -267,7 +286,7 @@ def run_cached_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], 
         raise ValueError(f'{member.name}: the zoo trains one learned part per tracker, got {member.demo_parts}')
     (kind, config), = member.demo_parts.items()
     training = train(ctx, config, f'{member.name} {kind}')
-    out['training'] = dict(config=config, checkpoint=training.checkpoint, seconds=training.seconds,
+    out['training'] = dict(config=config, checkpoint=training.checkpoint, seconds=training.total_seconds,
                            iterations=training.max_iters, reused=training.reused, kind=PART_LABELS.get(kind, kind))
     for iteration, checkpoint in training.checkpoints:
         last = iteration == training.checkpoints[-1][0]
@@ -332,7 +351,7 @@ def run_model_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], m
         raise ValueError(f'{member.name}: zoo_checkpoint_of {member.checkpoint_of!r} is not a zoo tracker')
     training = train(ctx, owner.demo_config, owner.name)
     out: dict[str, Any] = dict(runs={}, curve=[], training=dict(
-        config=owner.demo_config, checkpoint=training.checkpoint, seconds=training.seconds,
+        config=owner.demo_config, checkpoint=training.checkpoint, seconds=training.total_seconds,
         iterations=training.max_iters, reused=training.reused,
         kind='checkpoint of ' + owner.name if member.checkpoint_of else 'model'))
     cfg = zoo_config(member.demo_config, ctx.data_root, ctx.protocol, ctx.work_dir, f'{member.name}')

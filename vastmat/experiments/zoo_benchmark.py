@@ -148,8 +148,9 @@ def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTrac
                 step: str, console: Console) -> dict:
     """Every selected zoo tracker: ``{tracker: dict(runs={matcher: run}, curve=[...], training=...)}``. One after
     another here, or (``--launcher ray``, or ``--workers`` above 1) each tracker a task of the launcher: first, here,
-    the trainings that several trackers' trainings start from (:func:`backbone_sources`), then the trackers, one that
-    tests another's checkpoint once that one is done (no training runs twice at once)."""
+    the trainings that the trackers' trainings start from (:func:`backbone_sources`: a backbone, an earlier stage),
+    then the trackers, one that tests another's checkpoint once that one is done (no training runs twice at
+    once)."""
     by_name = {m.name: m for m in zoo_trackers()}
     out = {}
     if args.launcher == 'local' and args.workers <= 1:
@@ -161,7 +162,7 @@ def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTrac
                     print_member(member.name, result, console)
         return out
     for source in backbone_sources(members, by_name):
-        train(ctx, source, f'{osp.basename(source)} (the trackers\' backbone)')
+        train(ctx, source, f'{osp.basename(source)} (a start of the trackers\' trainings)')
     task_ctx = replace(ctx, log=print)  # the console stays here
     waiting, finished = list(members), set()
 

@@ -30,21 +30,29 @@ UNTRAINED_KEYS = ('zoo_seconds_per_iter', 'zoo_official_thresholds')  # a displa
 @dataclass
 class Training:
     """A finished training: its work dir, checkpoints ``[(iteration, path), ...]`` in order (the last is the
-    trained model), its wall time and length, and whether this run trained it or found it."""
+    trained model), its wall time and length, and whether this run trained it or found it; ``earlier_seconds``: the
+    wall time of the earlier stages it starts from (a zoo config's ``zoo_load_from`` chain)."""
 
     work_dir: str
     checkpoints: list[tuple[int, str]]
     seconds: float
     max_iters: int
     reused: bool
+    earlier_seconds: float = 0.0
 
     @property
     def checkpoint(self) -> str:
         return self.checkpoints[-1][1]
 
+    @property
+    def total_seconds(self) -> float:
+        """The wall time of this stage and the earlier ones."""
+        return self.earlier_seconds + self.seconds
+
     def minutes(self, iteration: int) -> float:
-        """Training minutes up to ``iteration`` (the pace is even: the wall time shared by iterations)."""
-        return self.seconds * iteration / self.max_iters / 60
+        """Training minutes up to ``iteration``, the earlier stages included (the pace is even: the wall time
+        shared by iterations)."""
+        return (self.earlier_seconds + self.seconds * iteration / self.max_iters) / 60
 
 
 def point_datasets(node: Any, data_root: str, protocol: str) -> None:
@@ -130,6 +138,8 @@ def _identity(cfg: Config) -> str:
     thresholds and the official ones the zoo scales), so that test settings can change without training again."""
     settings = {key: value for key, value in cfg.to_dict().items()
                 if not key.startswith(('test_', 'val_')) and key not in UNTRAINED_KEYS}
+    if any(h.get('type') == 'AdaptiveThreadsHook' for h in settings.get('custom_hooks') or []):
+        settings['adaptive_threads'] = True  # its thread switches change the sums: not the same training
     settings['custom_hooks'] = [h for h in settings.get('custom_hooks') or [] if h.get('type') not in RUN_HOOKS]
     settings['model'] = _training_settings(settings.get('model', {}))
     text = json.dumps(settings, sort_keys=True, default=repr)
