@@ -31,14 +31,9 @@ train_pipeline = [
 train_dataloader = dict(batch_size=2, dataset=dict(pipeline=train_pipeline))
 max_epochs = 20
 train_cfg = dict(max_epochs=max_epochs)
-# the ID part gets no gradient: one clipping set, the DETR
-optim_wrapper = dict(_delete_=True, type='OptimWrapper', optimizer=dict(type='AdamW', lr=1e-4, weight_decay=5e-4),
-                     clip_grad=dict(max_norm=0.1, norm_type=2),
-                     paramwise_cfg=dict(custom_keys={
-                         'backbone': dict(lr_mult=0.1),
-                         'sampling_offsets': dict(lr_mult=0.05),
-                         'reference_points': dict(lr_mult=0.05)
-                     }))
+# the MOTIP training's optimiser, with one clipping set: the ID part gets no gradient
+optim_wrapper = dict(_delete_=True, type='OptimWrapper', optimizer=_base_.optim_wrapper.optimizer,
+                     clip_grad=_base_.optim_wrapper.clip_grad, paramwise_cfg=_base_.optim_wrapper.paramwise_cfg)
 param_scheduler = [dict(type='MultiStepLR', begin=0, end=max_epochs, by_epoch=True, milestones=[15],
                         gamma=0.1)]
 find_unused_parameters = True  # the tracker's modules are not trained in this stage

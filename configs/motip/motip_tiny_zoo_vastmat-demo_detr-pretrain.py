@@ -31,14 +31,9 @@ train_pipeline = [
     dict(type='PackVastMATInputs')
 ]
 train_dataloader = dict(batch_size=4, dataset=dict(pipeline=train_pipeline))
-# the ID part gets no gradient: one clipping set, the DETR's (as the full-size pre-training)
-optim_wrapper = dict(_delete_=True, type='OptimWrapper', optimizer=dict(type='AdamW', lr=1e-3, weight_decay=5e-4),
-                     clip_grad=dict(max_norm=0.1, norm_type=2),
-                     paramwise_cfg=dict(custom_keys={
-                         'backbone': dict(lr_mult=0.1),
-                         'sampling_offsets': dict(lr_mult=0.05),
-                         'reference_points': dict(lr_mult=0.05)
-                     }))
+# the MOTIP training's optimiser, with one clipping set: the ID part gets no gradient (as the full-size pre-training)
+optim_wrapper = dict(_delete_=True, type='OptimWrapper', optimizer=_base_.optim_wrapper.optimizer,
+                     clip_grad=_base_.optim_wrapper.clip_grad, paramwise_cfg=_base_.optim_wrapper.paramwise_cfg)
 param_scheduler = [
     dict(type='LinearLR', start_factor=0.1, by_epoch=False, begin=0, end=30),
     dict(type='CosineAnnealingLR', by_epoch=False, begin=30, end=max_iters, eta_min=5e-5)

@@ -129,12 +129,19 @@ def train(ctx: ZooContext, config: str, label: str) -> Training:
     that names another in ``zoo_pretrained_backbone`` or ``zoo_load_from`` (:data:`START_KEYS`) starts from that
     config's training, trained first."""
     if config not in ctx.trainings:
-        source_order(config)  # no loop
+        source_order(config)  # refuses a loop before anything trains
+        _train_with_sources(ctx, config, label)
+    return ctx.trainings[config]
+
+
+def _train_with_sources(ctx: ZooContext, config: str, label: str) -> Training:
+    """:func:`train` once the chain of ``config``'s sources is known to hold no loop."""
+    if config not in ctx.trainings:
         cfg = training_config(ctx, config, label)
         earlier_seconds = 0.0
         for key, source in start_sources(cfg):
             role, use = START_KEYS[key]
-            source_training = train(ctx, source, f'{osp.basename(source)} ({role} of {label})')
+            source_training = _train_with_sources(ctx, source, f'{osp.basename(source)} ({role} of {label})')
             use(cfg, source_training.checkpoint)
             if key == 'zoo_load_from':  # an earlier stage of this model (a backbone's training is another model)
                 earlier_seconds += source_training.total_seconds
@@ -172,11 +179,13 @@ def backbone_sources(members: list[ZooTracker], by_name: dict[str, ZooTracker]) 
 def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str, str, float | None]]:
     """``(label, config, expected seconds or None when already trained)`` of every training the members need, a
     training's sources (:data:`START_KEYS`) before it."""
-    plan, seen = [], set()
+    plan, planned = [], {}  # planned: {config: its finished training or None}, each config read once
 
     def add(config: str, name: str, role: str | None = None) -> Training | None:
         """Plan ``config`` (of tracker ``name``, as the ``role`` of another of its trainings) after its sources;
         its finished training, or None when it is still to train."""
+        if config in planned:
+            return planned[config]
         label = f'{name}: {osp.basename(config)}' if role is None else f'{role} of {name}: {osp.basename(config)}'
         cfg = training_config(ctx, config, label)
         set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
@@ -189,9 +198,8 @@ def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str,
             else:
                 use(cfg, found.checkpoint)
         found = find_training(cfg) if sources_done else None
-        if config not in seen:
-            seen.add(config)
-            plan.append((label, config, None if found is not None else expected_seconds(cfg, ctx.train_iters)))
+        planned[config] = found
+        plan.append((label, config, None if found is not None else expected_seconds(cfg, ctx.train_iters)))
         return found
 
     for member in members:
