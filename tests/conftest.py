@@ -40,16 +40,21 @@ def python(*args, **kwargs):
 _TOOLS = {}
 
 
-def tool(script: str, *args):
-    """Run ``main(argv)`` of a script under tools/ in this process (no interpreter start, no second import of
-    torch and mmdet) and return what it returns."""
+def tool_module(script: str):
+    """The module of a script under tools/, loaded once in this process."""
     import importlib.util
     if script not in _TOOLS:
         spec = importlib.util.spec_from_file_location(f'vastmat_tool_{len(_TOOLS)}', osp.join(REPO, script))
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         _TOOLS[script] = module
-    return _TOOLS[script].main([str(a) for a in args])
+    return _TOOLS[script]
+
+
+def tool(script: str, *args):
+    """Run ``main(argv)`` of a script under tools/ in this process (no interpreter start, no second import of
+    torch and mmdet) and return what it returns."""
+    return tool_module(script).main([str(a) for a in args])
 
 
 def npz_arrays(path: str) -> dict:

@@ -8,7 +8,8 @@ import argparse
 
 from vastmat.engine import close_distributed
 from vastmat.engine.checkpoint import check_starting_point
-from vastmat.engine.cli import add_common_arguments, build_runner, finish_parsing, load_config
+from vastmat.utils.errors import UserInputError
+from vastmat.engine.cli import add_common_arguments, build_runner, enable_amp, finish_parsing, load_config
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -28,11 +29,14 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> None:
     args = parse_args(argv)
     cfg = load_config(args)
+    if not cfg.get('train_dataloader') or not cfg.get('train_cfg'):
+        raise UserInputError(f'{args.config} trains nothing (no train_dataloader / train_cfg): it is a tracking '
+                             'config for tools/test.py; a detector in its loop trains with the detector\'s config '
+                             '(its _base_)')
     if args.checkpoint is not None:
         cfg.load_from = args.checkpoint
     if args.amp:
-        cfg.optim_wrapper.type = 'AmpOptimWrapper'
-        cfg.optim_wrapper.loss_scale = 'dynamic'
+        enable_amp(cfg)
     if args.auto_scale_lr:
         if not {'enable', 'base_batch_size'} <= set(cfg.get('auto_scale_lr') or {}):
             raise KeyError(f'--auto-scale-lr: {args.config} has no auto_scale_lr=dict(enable=..., '

@@ -59,3 +59,10 @@ test_dataloader = dict(
 val_dataloader = test_dataloader
 test_evaluator = dict(_delete_=True, type='VastMATMetric', preset='vastmat')
 val_evaluator = test_evaluator
+
+# A tracking config: tools/test.py runs it. Its detector trains with the detector's own config (the _base_ above),
+# so the training parts inherited from there are dropped: tools/train.py refuses this config with that advice.
+train_dataloader = None
+train_cfg = None
+optim_wrapper = None
+param_scheduler = None

@@ -88,7 +88,11 @@ test_evaluator = val_evaluator
 max_epochs = 80
 num_last_epochs = 10
 base_lr = 0.001 / 8 * batch_size  # 8 GPUs x 4 images
-train_cfg = dict(max_epochs=max_epochs, val_begin=70, val_interval=5)
+# The loops are stated whole (_delete_): inherited from the mmdet:: base they carry _scope_='mmdet', and a loop builds
+# its dataloader and evaluator in its own scope, where VastMATDataset and VastMATDetMetric are not registered.
+train_cfg = dict(_delete_=True, type='EpochBasedTrainLoop', max_epochs=max_epochs, val_begin=70, val_interval=5)
+val_cfg = dict(_delete_=True, type='ValLoop')
+test_cfg = dict(_delete_=True, type='TestLoop')
 optim_wrapper = dict(optimizer=dict(lr=base_lr))
 param_scheduler = [
     dict(type='QuadraticWarmupLR', by_epoch=True, begin=0, end=1, convert_to_iter_based=True),

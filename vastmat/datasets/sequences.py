@@ -101,6 +101,9 @@ def read_split(root: str, protocol: str | int, split: str) -> list[str]:
     """The video names of ``<root>/splits/<protocol>/<split>.txt`` (one a line), checked against the videos."""
     protocol = normalise_protocol(protocol)
     path = osp.join(root, 'splits', protocol, f'{split}.txt')
+    if not osp.isdir(root):
+        raise FileNotFoundError(f'{root}: no such VastMAT root (the config\'s data_root; prepare the data as '
+                                'docs/data.md says, or point data_root at it with --cfg-options)')
     if not osp.isfile(path):
         raise FileNotFoundError(f'{path}: no such split file (splits are {", ".join(SPLITS)})')
     with open(path, encoding='utf-8') as f:

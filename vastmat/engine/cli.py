@@ -218,6 +218,13 @@ def load_config(args: argparse.Namespace) -> Config:
     return adjust_config(cfg)
 
 
+def enable_amp(cfg: Config) -> None:
+    """Automatic mixed precision training (``tools/train.py --amp``, as MMDetection's): ``AmpOptimWrapper`` with a
+    dynamic loss scale around the config's optimizer."""
+    cfg.optim_wrapper.type = 'AmpOptimWrapper'
+    cfg.optim_wrapper.loss_scale = 'dynamic'
+
+
 def _evaluators(cfg_evaluator: Any) -> list:
     if cfg_evaluator is None:
         return []
