@@ -33,6 +33,7 @@ PAPER_TRAIN_FRAMES = 1_002_562 - 93_111
 DEMO_IMAGE_SIZE = (192, 144)  # width, height of the demo data (vastmat.datasets.demo_data)
 # transforms whose ``scale`` / ``img_scale`` / ``width, height`` give the network's input size
 _SIZE_KEYS = ('img_scale', 'scale')
+MAX_ASPECT = 1.8  # width / height of the generated frames at most (VastMAT's videos are mostly 16:9)
 
 
 @dataclass
@@ -101,53 +102,69 @@ def _walk(node: Any):
             yield from _walk(value)
 
 
-def image_size(cfg: Config) -> tuple[int, int]:
-    """The largest input size ``(width, height)`` the config's pipelines resize to (``Resize``'s ``scale``,
-    ``Mosaic``'s ``img_scale``, a letterbox's ``width`` / ``height``, a ``RandomChoiceResize``'s scales); the demo
-    data's size where none is given."""
+def _sizes(node: Any) -> list[tuple[int, int]]:
+    """The sizes the transforms of a config node resize to: ``scale`` / ``img_scale`` pairs, a
+    ``RandomChoiceResize``'s ``scales``, a letterbox's ``width`` and ``height``."""
     sizes = []
-    for node in _walk([cfg.get(k) for k in ('train_dataloader', 'val_dataloader', 'test_dataloader',
-                                               'train_pipeline', 'test_pipeline')]):
-        if 'type' not in node:
+    for transform in _walk(node):
+        if 'type' not in transform:
             continue
         for key in _SIZE_KEYS:
-            value = node.get(key)
+            value = transform.get(key)
             if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value):
                 sizes.append(tuple(value))
-        if isinstance(node.get('scales'), (list, tuple)):
-            sizes += [tuple(s) for s in node['scales'] if isinstance(s, (list, tuple)) and len(s) == 2]
-        if isinstance(node.get('width'), int) and isinstance(node.get('height'), int):
-            sizes.append((node['width'], node['height']))
-    if not sizes:
-        return DEMO_IMAGE_SIZE
-    width, height = max(sizes, key=lambda s: s[0] * s[1])
-    # mmdet's keep-ratio scales are (long side, short side): the frame is drawn landscape
-    return (max(width, height), min(width, height))
+        if isinstance(transform.get('scales'), (list, tuple)):
+            sizes += [tuple(s) for s in transform['scales'] if isinstance(s, (list, tuple)) and len(s) == 2]
+        if isinstance(transform.get('width'), int) and isinstance(transform.get('height'), int):
+            sizes.append((transform['width'], transform['height']))
+    return sizes
+
+
+def image_size(cfg: Config) -> tuple[int, int]:
+    """The frame size ``(width, height)`` that fills the network input the config tests at (its test pipeline's
+    resize; the largest of the training pipeline's where the test resizes nothing): the largest frame of aspect
+    :data:`MAX_ASPECT` within the (long side, short side) limits of mmdet's keep-ratio scales; the demo data's
+    size where that is smaller or no transform resizes."""
+    sizes = _sizes([cfg.get('test_dataloader'), cfg.get('test_pipeline')]) or _sizes(
+        [cfg.get('train_dataloader'), cfg.get('train_pipeline')])
+    height = int(round(max((min(min(w, h), max(w, h) / MAX_ASPECT) for w, h in sizes), default=0)))
+    width = int(round(height * MAX_ASPECT))
+    # no smaller than the demo data (its animals are drawn for that size; crops and tiny inputs are resized anyway)
+    return (width, height) if width * height > DEMO_IMAGE_SIZE[0] * DEMO_IMAGE_SIZE[1] else DEMO_IMAGE_SIZE
 
 
 @dataclass
 class CheckData:
-    """A generated VastMAT root at one image size, simulated detections and identity camera warps of its videos."""
+    """A generated VastMAT root at one image size, simulated detections (with simulated appearance features that
+    follow the identities, for the trackers that need them) and identity camera warps of its videos."""
 
     data_root: str
     det_root: str
     warp_root: str
 
 
-def frames_per_video(size: tuple[int, int]) -> int:
+def frames_per_video(size: tuple[int, int], cfg: Config | None = None) -> int:
     """Frames a generated video holds: at the demo's size 40 (the trajectory datasets of D2MP and AFLink, which
-    read only gt.txt, need tracks of 30 frames and more), at full size 8 (enough for a clip, a pair or a mosaic;
-    rendering 40 frames of 11 videos at 1440x800 takes minutes)."""
-    return 40 if size[0] * size[1] <= 320 * 320 else 8
+    read only gt.txt, need tracks of 30 frames and more), at full size 8 (enough for a pair or a mosaic; rendering
+    40 frames of 11 videos at 1440x800 takes minutes), and at least the longest ``clip_length`` the config samples
+    (MOTIP's clips of 30 frames)."""
+    clips = [n['clip_length'] for n in _walk(cfg.get('train_dataloader')) if isinstance(n.get('clip_length'), int)
+             ] if cfg is not None else []
+    return max([40 if size == DEMO_IMAGE_SIZE else 8] + clips)
 
 
 def make_check_data(folder: str, size: tuple[int, int], num_frames: int = 4, seed: int = 0) -> CheckData:
     """The demo dataset rendered at ``size`` with ``num_frames`` frames a video under ``folder`` (reused when there),
-    with simulated detections and identity camera warps for every video."""
+    with simulated detections and features and identity camera warps for every video."""
+    import dataclasses
+
     import numpy as np
 
     from vastmat.datasets.demo_data import make_demo_dataset
     from vastmat.datasets.detection_simulator import simulate_video_folder
+    from vastmat.datasets.detections import detection_file
+    from vastmat.datasets.formats import read_detections, read_gt, write_detections
+    from vastmat.experiments.simulated_inputs import simulated_features
     from vastmat.models.motion.camera_motion import write_warp_file
     width, height = size
     root = osp.join(folder, f'vastmat_{width}x{height}_{num_frames}f')
@@ -160,6 +177,11 @@ def make_check_data(folder: str, size: tuple[int, int], num_frames: int = 4, see
     identity = np.tile(np.eye(2, 3), (num_frames, 1, 1))
     for name in videos:
         simulate_video_folder(data.data_root, name, data.det_root, seed=seed)
+        path = detection_file(data.det_root, name)
+        dets = read_detections(path, num_frames)
+        gt = read_gt(osp.join(data.data_root, 'videos', name, 'gt', 'gt.txt'), num_frames)
+        features = simulated_features(name, dets.frames, dets.boxes, gt.frames, gt.ids, gt.boxes)
+        write_detections(path, dataclasses.replace(dets, features=features))
         write_warp_file(osp.join(data.warp_root, f'GMC-{name}.txt'), identity)
     open(done, 'w').close()
     return data
@@ -338,7 +360,7 @@ def check_config(config: str, work_dir: str, data_folder: str, device: str = 'cp
         layout = gpu_layout(path)
         result.gpus = layout[0] if layout else 1
         result.image_size = image_size(cfg)
-        frames = frames_per_video(frame_size or result.image_size)
+        frames = frames_per_video(frame_size or result.image_size, cfg)
         data = make_check_data(data_folder, frame_size or result.image_size, num_frames=frames)
         result.notes = point_at_check_data(cfg, data)
         cfg.work_dir = work_dir
@@ -402,12 +424,21 @@ def _first_test_video(loader: dict, data: CheckData, frames: int) -> None:
             node['stride'] = max(1, frames // TEST_FRAMES)
 
 
+def _extra_det_roots(cfg: Config, data: CheckData) -> list[str]:
+    """``tools/test.py --extra-det-root NAME=DIR`` for the named detection sets a tracker on cached detections reads
+    (TrackTrack's ``deleted_dets``): the generated detections."""
+    from vastmat.engine.cli import DETECTION_LOADERS
+    loaders = [n for n in _walk(cfg.test_dataloader) if n.get('type') in DETECTION_LOADERS]
+    names = {n['deleted_dets'] for n in _walk(cfg.model) if isinstance(n.get('deleted_dets'), str)}
+    return [f'{name}={data.det_root}' for name in sorted(names)] if loaders else []
+
+
 def _test(cfg: Config, result: CheckResult, device: str, data: CheckData, frames: int, track: bool) -> None:
     from vastmat.engine.cli import apply_tracking_options, build_quiet_runner
     test_cfg = copy.deepcopy(cfg)
     test_cfg.load_from = None  # the trained weights are not the check's subject; random ones run the same path
     _first_test_video(test_cfg.test_dataloader, data, frames)
-    apply_tracking_options(test_cfg, argparse.Namespace(workers=0))
+    apply_tracking_options(test_cfg, argparse.Namespace(workers=0, extra_det_root=_extra_det_roots(test_cfg, data)))
     _reset_peak_memory(device)
     runner = build_quiet_runner(test_cfg)
     loop = runner.test_loop  # builds the dataloader and the evaluator
