@@ -17,8 +17,8 @@ from mmengine.config import Config
 
 from conftest import REPO, vastmat_scope
 
-from vastmat.experiments.shipped_configs import (DEMO_IMAGE_SIZE, check_config, config_kind, gpu_layout, image_size,
-                                                 shipped_configs)
+from vastmat.experiments.config_data import DEMO_IMAGE_SIZE, image_size
+from vastmat.experiments.shipped_configs import check_config, config_kind, gpu_layout, shipped_configs
 
 CONFIGS = shipped_configs()
 PROTOCOL_CONFIGS = [c for c in CONFIGS if c.endswith(('_vastmat-p1.py', '_vastmat-p2.py'))]
@@ -99,3 +99,12 @@ def test_train_tool_refuses_a_tracking_config(tmp_path, capsys):
         run_cli(tool_module('tools/train.py').main,
                 [osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_yolox-x_vastmat-p2.py'), '--work-dir', str(tmp_path)])
     assert 'trains nothing' in capsys.readouterr().err and not os.listdir(tmp_path)
+
+
+def test_the_same_test_on_two_devices_is_compared(check_folder, tmp_path):
+    """tools/benchmark/config_check.py --compare-cpu's comparison (CPU against GPU there), here CPU against CPU:
+    the same tracks, row for row."""
+    from vastmat.experiments.shipped_configs import compare_devices
+    out = compare_devices('bytetrack/bytetrack_cached-dets.py', str(tmp_path), check_folder, devices=('cpu', 'cpu'))
+    assert not out['error'] and out['rows'][0] == out['rows'][1] == out['common'] > 0, out
+    assert out['max_box_difference'] == 0.0

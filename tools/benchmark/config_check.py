@@ -13,6 +13,9 @@ second (after the warm-up), peak memory (GPU: allocated; CPU: the process's resi
 finite, the projected time of the whole schedule on the GPUs its name gives (``8xb4``: 8 GPUs; epochs scaled to the
 paper's training frames), and what the check replaced (data, starting checkpoints, downloads). Saved as JSON.
 On CUDA, AMP is on where the config trains (``--no-amp`` turns it off), as ``tools/train.py --amp``.
+``--compare-cpu`` (with ``--device cuda``) also tests each config with a test on the CPU and on the GPU with the same
+weights (``--checkpoint CKPT`` for one config, else the training's initialisation, with which an untrained detector
+may track nothing) and prints the tracks each wrote, those in common and the largest box difference.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from vastmat.experiments.shipped_configs import check_config, shipped_configs
+from vastmat.experiments.shipped_configs import check_config, compare_devices, shipped_configs
 from vastmat.utils.io import write_json_atomic
 
 
@@ -49,6 +52,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help='mixed precision (default: on CUDA)')
     parser.add_argument('--workers', action='store_true', help='the configs\' dataloader workers (default: none)')
     parser.add_argument('--out', default='work_dirs/config_check', help='folder of the JSON, work dirs and data')
+    parser.add_argument('--compare-cpu', action='store_true', help='with --device cuda: the same test on the CPU')
+    parser.add_argument('--checkpoint', help='weights of the --compare-cpu test (one config)')
     args = parser.parse_args(argv)
     if args.iterations < 1 or args.warmup < 0:
         parser.error('--iterations must be >= 1 and --warmup >= 0')
@@ -62,6 +67,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
         configs = [c for c in configs if any(fnmatch.fnmatch(c, p) for p in args.patterns)]
         if not configs:
             parser.error(f'no config under configs/ matches {" ".join(args.patterns)}')
+    if args.compare_cpu and args.device != 'cuda':
+        parser.error('--compare-cpu compares the GPU with the CPU: give --device cuda')
+    if args.checkpoint and len(configs) != 1:
+        parser.error(f'--checkpoint is for one config; {len(configs)} match')
     amp = args.device == 'cuda' if args.amp is None else args.amp
     console = Console(width=None if Console().is_terminal else 250)  # a log file keeps whole rows
     described = device_description(args.device)
@@ -83,9 +92,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
     failed = [r['config'] for r in results if r['error'] or r['loss_finite'] is False]
     console.print(f'{len(results) - len(failed)} of {len(results)} configs ran'
                   + (f'; failed: {", ".join(failed)}' if failed else '') + f' ({time.perf_counter() - start:.0f} s)')
+    comparisons = []
+    if args.compare_cpu:
+        for result in (r for r in results if 'test' in r['kind']):
+            comparisons.append(compare_devices(result['config'], osp.join(args.out, 'compare', result['config']),
+                                               osp.join(args.out, 'data'), ('cpu', 'cuda'), args.checkpoint))
+        console.print(comparison_table(comparisons))
     out = osp.join(args.out, f'config_check_{args.device}.json')
     write_json_atomic(dict(device=described, amp=amp, warmup=args.warmup, iterations=args.iterations,
-                           batch_size=args.batch_size, results=results), out)
+                           batch_size=args.batch_size, results=results, cpu_comparisons=comparisons), out)
     console.print(f'saved {out}')
     return results
 
@@ -107,6 +122,17 @@ def results_table(results: list[dict], device: str) -> Table:
                       _number(r['build_s'], 1), _number(r['seconds_per_iter']), _number(r['images_per_s'], 1),
                       _number(r['peak_memory_mb'], 0), loss, projected, _number(r['test_s'], 1),
                       str(len(r['notes'])), r['error'])
+    return table
+
+
+def comparison_table(comparisons: list[dict]) -> Table:
+    table = Table(title='The same test on the CPU and on the GPU (same weights)')
+    for column in ('config', 'CPU tracks', 'GPU tracks', 'in common', 'largest box difference (px)', 'error'):
+        table.add_column(column, justify='left' if column in ('config', 'error') else 'right', overflow='fold')
+    for c in comparisons:
+        rows = c.get('rows') or ['-', '-']
+        table.add_row(c['config'], str(rows[0]), str(rows[1]), str(c.get('common', '-')),
+                      _number(c.get('max_box_difference'), 4), c['error'])
     return table
 
 

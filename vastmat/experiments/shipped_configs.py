@@ -11,6 +11,7 @@ and ``tools/benchmark/config_check.py`` (times, memory and the projected schedul
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import math
 import os
@@ -18,10 +19,13 @@ import os.path as osp
 import re
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from mmengine.config import Config
 from mmengine.hooks import Hook
+
+from .config_data import (DEMO_IMAGE_SIZE, CheckData, dataset_videos, frames_per_video, image_size, make_check_data,
+                          point_at_check_data, walk)
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 CONFIG_ROOT = osp.join(REPO, 'configs')
@@ -30,10 +34,6 @@ FRAGMENT_FOLDERS = ('_base_', 'matchers')
 # the paper's training frames of one protocol: its 1,002,562 annotated frames less the 93,111 test frames it tracks
 # in its inference-cost measurement (section 5.4); both protocols hold 2,632 training videos
 PAPER_TRAIN_FRAMES = 1_002_562 - 93_111
-DEMO_IMAGE_SIZE = (192, 144)  # width, height of the demo data (vastmat.datasets.demo_data)
-# transforms whose ``scale`` / ``img_scale`` / ``width, height`` give the network's input size
-_SIZE_KEYS = ('img_scale', 'scale')
-MAX_ASPECT = 1.8  # width / height of the generated frames at most (VastMAT's videos are mostly 16:9)
 
 
 @dataclass
@@ -89,142 +89,6 @@ def gpu_layout(config: str) -> tuple[int, int] | None:
     """The ``(GPUs, images per GPU)`` of an MMDetection config name (``..._8xb4-80e_...``), or None."""
     match = re.search(r'_(\d+)xb(\d+)', osp.basename(config))
     return (int(match.group(1)), int(match.group(2))) if match else None
-
-
-def _walk(node: Any):
-    """Every dict in a config node, depth first."""
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, (list, tuple)):
-        for value in node:
-            yield from _walk(value)
-
-
-def _sizes(node: Any) -> list[tuple[int, int]]:
-    """The sizes the transforms of a config node resize to: ``scale`` / ``img_scale`` pairs, a
-    ``RandomChoiceResize``'s ``scales``, a letterbox's ``width`` and ``height``."""
-    sizes = []
-    for transform in _walk(node):
-        if 'type' not in transform:
-            continue
-        for key in _SIZE_KEYS:
-            value = transform.get(key)
-            if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value):
-                sizes.append(tuple(value))
-        if isinstance(transform.get('scales'), (list, tuple)):
-            sizes += [tuple(s) for s in transform['scales'] if isinstance(s, (list, tuple)) and len(s) == 2]
-        if isinstance(transform.get('width'), int) and isinstance(transform.get('height'), int):
-            sizes.append((transform['width'], transform['height']))
-    return sizes
-
-
-def image_size(cfg: Config) -> tuple[int, int]:
-    """The frame size ``(width, height)`` that fills the network input the config tests at (its test pipeline's
-    resize; the largest of the training pipeline's where the test resizes nothing): the largest frame of aspect
-    :data:`MAX_ASPECT` within the (long side, short side) limits of mmdet's keep-ratio scales; the demo data's
-    size where that is smaller or no transform resizes."""
-    sizes = _sizes([cfg.get('test_dataloader'), cfg.get('test_pipeline')]) or _sizes(
-        [cfg.get('train_dataloader'), cfg.get('train_pipeline')])
-    height = int(round(max((min(min(w, h), max(w, h) / MAX_ASPECT) for w, h in sizes), default=0)))
-    width = int(round(height * MAX_ASPECT))
-    # no smaller than the demo data (its animals are drawn for that size; crops and tiny inputs are resized anyway)
-    return (width, height) if width * height > DEMO_IMAGE_SIZE[0] * DEMO_IMAGE_SIZE[1] else DEMO_IMAGE_SIZE
-
-
-@dataclass
-class CheckData:
-    """A generated VastMAT root at one image size, simulated detections (with simulated appearance features that
-    follow the identities, for the trackers that need them) and identity camera warps of its videos."""
-
-    data_root: str
-    det_root: str
-    warp_root: str
-
-
-def frames_per_video(size: tuple[int, int], cfg: Config | None = None) -> int:
-    """Frames a generated video holds: at the demo's size 40 (the trajectory datasets of D2MP and AFLink, which
-    read only gt.txt, need tracks of 30 frames and more), at full size 8 (enough for a pair or a mosaic; rendering
-    40 frames of 11 videos at 1440x800 takes minutes), and at least the longest ``clip_length`` the config samples
-    (MOTIP's clips of 30 frames)."""
-    clips = [n['clip_length'] for n in _walk(cfg.get('train_dataloader')) if isinstance(n.get('clip_length'), int)
-             ] if cfg is not None else []
-    return max([40 if size == DEMO_IMAGE_SIZE else 8] + clips)
-
-
-def make_check_data(folder: str, size: tuple[int, int], num_frames: int = 4, seed: int = 0) -> CheckData:
-    """The demo dataset rendered at ``size`` with ``num_frames`` frames a video under ``folder`` (reused when there),
-    with simulated detections and features and identity camera warps for every video."""
-    import dataclasses
-
-    import numpy as np
-
-    from vastmat.datasets.demo_data import make_demo_dataset
-    from vastmat.datasets.detection_simulator import simulate_video_folder
-    from vastmat.datasets.detections import detection_file
-    from vastmat.datasets.formats import read_detections, read_gt, write_detections
-    from vastmat.experiments.simulated_inputs import simulated_features
-    from vastmat.models.motion.camera_motion import write_warp_file
-    width, height = size
-    root = osp.join(folder, f'vastmat_{width}x{height}_{num_frames}f')
-    data = CheckData(osp.join(root, 'data') + '/', osp.join(root, 'dets') + '/', osp.join(root, 'warps') + '/')
-    done = osp.join(root, 'complete')
-    if osp.isfile(done):
-        return data
-    make_demo_dataset(data.data_root, num_frames=num_frames, height=height, width=width, seed=seed)
-    videos = sorted(os.listdir(osp.join(data.data_root, 'videos')))
-    identity = np.tile(np.eye(2, 3), (num_frames, 1, 1))
-    for name in videos:
-        simulate_video_folder(data.data_root, name, data.det_root, seed=seed)
-        path = detection_file(data.det_root, name)
-        dets = read_detections(path, num_frames)
-        gt = read_gt(osp.join(data.data_root, 'videos', name, 'gt', 'gt.txt'), num_frames)
-        features = simulated_features(name, dets.frames, dets.boxes, gt.frames, gt.ids, gt.boxes)
-        write_detections(path, dataclasses.replace(dets, features=features))
-        write_warp_file(osp.join(data.warp_root, f'GMC-{name}.txt'), identity)
-    open(done, 'w').close()
-    return data
-
-
-def _missing_file(path: Any) -> bool:
-    """Whether a checkpoint reference cannot be read here: a URL (no network is assumed) or an absent file."""
-    if not isinstance(path, str) or not path:
-        return False
-    return '://' in path or not osp.isfile(path)
-
-
-def point_at_check_data(cfg: Config, data: CheckData) -> list[str]:
-    """Replace in ``cfg`` what names data or weights that are not here; returns a note per replacement."""
-    notes = []
-    names = sorted(os.listdir(osp.join(data.data_root, 'videos')))
-    for node in _walk(cfg._cfg_dict if hasattr(cfg, '_cfg_dict') else cfg):
-        for key, replacement in (('data_root', data.data_root), ('det_root', data.det_root),
-                                 ('warp_root', data.warp_root)):
-            if isinstance(node.get(key), str) and node[key] != replacement:
-                notes.append(f'{key} {node[key]} -> generated')
-                node[key] = replacement
-                if key == 'data_root' and node.get('stride', 1) != 1:  # the generated videos are at 10 FPS
-                    notes.append(f'stride {node["stride"]} -> 1')
-                    node['stride'] = 1
-        if isinstance(node.get('extra_det_roots'), dict):
-            node['extra_det_roots'] = {name: data.det_root for name in node['extra_det_roots']}
-        if isinstance(node.get('videos'), (list, tuple)) and not set(node['videos']) <= set(names):
-            node['videos'] = None
-        init = node.get('init_cfg')
-        if isinstance(init, dict) and init.get('type') == 'Pretrained' and _missing_file(init.get('checkpoint')):
-            notes.append(f'pretrained {init["checkpoint"]} not loaded')
-            node['init_cfg'] = None
-        if node.get('type') in ('AFLink', 'D2MP') and _missing_file(node.get('checkpoint')):
-            notes.append(f'{node["type"]} checkpoint {node["checkpoint"]} not loaded')
-            node['checkpoint'] = None
-        if node.get('type') == 'DiffMOTTracker' and not node.get('allow_untrained_motion'):
-            notes.append('D2MP untrained (allow_untrained_motion)')  # its checkpoint is the user's to give
-            node['allow_untrained_motion'] = True
-    if _missing_file(cfg.get('load_from')):
-        notes.append(f'load_from {cfg.load_from} not loaded')
-        cfg.load_from = None
-    return sorted(set(notes))
 
 
 class _StopAfter(Exception):
@@ -321,21 +185,9 @@ def _schedule_iterations(cfg: Config, runner: Any, gpus: int, data: CheckData, f
         return int(train_cfg['max_iters'])
     if not train_cfg.get('max_epochs'):
         return None
-    frames = frames_per_video * len(_training_videos(cfg.train_dataloader.dataset, data))
+    frames = frames_per_video * len(dataset_videos(cfg.train_dataloader.dataset, data))
     items = len(runner.train_dataloader.dataset) * PAPER_TRAIN_FRAMES / frames
     return int(train_cfg['max_epochs'] * math.ceil(items / (cfg.train_dataloader.batch_size * gpus)))
-
-
-def _training_videos(dataset: dict, data: CheckData) -> list[str]:
-    """The generated videos a dataset config reads: its ``videos``, its protocol's split, or all of them."""
-    from vastmat.datasets.sequences import list_sequences, read_split
-    while 'data_root' not in dataset and isinstance(dataset.get('dataset'), dict):
-        dataset = dataset['dataset']
-    if dataset.get('videos'):
-        return list(dataset['videos'])
-    if dataset.get('protocol') and dataset.get('split'):
-        return read_split(data.data_root, dataset['protocol'], dataset['split'])
-    return list_sequences(data.data_root)
 
 
 def check_config(config: str, work_dir: str, data_folder: str, device: str = 'cpu', iterations: int = 1,
@@ -417,9 +269,9 @@ TEST_FRAMES = 4  # frames of the one video a config's test tracks
 def _first_test_video(loader: dict, data: CheckData, frames: int) -> None:
     """Test on one video, :data:`TEST_FRAMES` of its ``frames`` (a stride): the first of the test datasets' own
     selection of the generated videos."""
-    for node in _walk(loader):
+    for node in walk(loader):
         if node.get('type') == 'VastMATDataset':
-            videos = _training_videos(node, data)  # the same selection rule: videos, protocol / split, or all
+            videos = dataset_videos(node, data)  # the same selection rule: videos, protocol / split, or all
             node['videos'], node['split'] = videos[:1], None
             node['stride'] = max(1, frames // TEST_FRAMES)
 
@@ -428,25 +280,41 @@ def _extra_det_roots(cfg: Config, data: CheckData) -> list[str]:
     """``tools/test.py --extra-det-root NAME=DIR`` for the named detection sets a tracker on cached detections reads
     (TrackTrack's ``deleted_dets``): the generated detections."""
     from vastmat.engine.cli import DETECTION_LOADERS
-    loaders = [n for n in _walk(cfg.test_dataloader) if n.get('type') in DETECTION_LOADERS]
-    names = {n['deleted_dets'] for n in _walk(cfg.model) if isinstance(n.get('deleted_dets'), str)}
+    loaders = [n for n in walk(cfg.test_dataloader) if n.get('type') in DETECTION_LOADERS]
+    names = {n['deleted_dets'] for n in walk(cfg.model) if isinstance(n.get('deleted_dets'), str)}
     return [f'{name}={data.det_root}' for name in sorted(names)] if loaders else []
 
 
-def _test(cfg: Config, result: CheckResult, device: str, data: CheckData, frames: int, track: bool) -> None:
+def _test_runner(cfg: Config, data: CheckData, frames: int) -> Any:
+    """The runner of ``cfg``'s test on one generated video, its test loop built (dataloader, evaluator)."""
     from vastmat.engine.cli import apply_tracking_options, build_quiet_runner
     test_cfg = copy.deepcopy(cfg)
     test_cfg.load_from = None  # the trained weights are not the check's subject; random ones run the same path
     _first_test_video(test_cfg.test_dataloader, data, frames)
     apply_tracking_options(test_cfg, argparse.Namespace(workers=0, extra_det_root=_extra_det_roots(test_cfg, data)))
-    _reset_peak_memory(device)
     runner = build_quiet_runner(test_cfg)
-    loop = runner.test_loop  # builds the dataloader and the evaluator
+    runner.test_loop  # noqa: B018 (the property builds the loop: its dataloader and evaluator)
+    return runner
+
+
+def _initialise(runner: Any, weights: dict | None = None) -> dict:
+    """Give the runner's model ``weights``, or the initialisation a training starts from (a test alone keeps
+    torch's); returns its weights on the CPU."""
+    model = getattr(runner.model, 'module', runner.model)
+    if weights is not None:
+        model.load_state_dict(weights)
+    elif hasattr(model, 'init_weights'):
+        model.init_weights()
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def _test(cfg: Config, result: CheckResult, device: str, data: CheckData, frames: int, track: bool) -> None:
+    _reset_peak_memory(device)
+    runner = _test_runner(cfg, data, frames)
+    loop = runner.test_loop
     if not track:
         return
-    model = getattr(runner.model, 'module', runner.model)
-    if hasattr(model, 'init_weights'):  # the initialisation a training starts from (a test alone keeps torch's)
-        model.init_weights()
+    _initialise(runner)
     began = time.perf_counter()
     runner.test()
     result.test_s = time.perf_counter() - began
@@ -454,3 +322,62 @@ def _test(cfg: Config, result: CheckResult, device: str, data: CheckData, frames
     memory = _peak_memory_mb(device)
     if memory is not None:
         result.peak_memory_mb = max(result.peak_memory_mb or 0.0, memory)
+
+
+@contextlib.contextmanager
+def runner_device(device: str) -> Iterator[None]:
+    """Runners built meanwhile put their model on ``device``: mmengine's ``Runner`` takes the GPU wherever there is
+    one (``mmengine.device.get_device``, read through its own module), so a CPU run beside a GPU run points that
+    reference at ``device``."""
+    import mmengine.runner.runner as runner_module
+    original = runner_module.get_device
+    runner_module.get_device = lambda: device
+    try:
+        yield
+    finally:
+        runner_module.get_device = original
+
+
+def compare_devices(config: str, work_dir: str, data_folder: str, devices: tuple[str, str] = ('cpu', 'cuda'),
+                    checkpoint: str | None = None, seed: int = 0) -> dict:
+    """Test ``config`` on one generated video on each of ``devices`` with the same weights (``checkpoint``'s, else
+    the training's initialisation drawn once on the first device: an untrained detector may find nothing) and compare
+    the tracks written: rows (frame, id) on each, rows in common, the largest box difference (pixels) over the common
+    rows. Returns a dict of those; ``error`` names what stopped it."""
+    import torch
+
+    from vastmat.datasets.formats import read_results
+    path = config if osp.isabs(config) else osp.join(CONFIG_ROOT, config)
+    out: dict[str, Any] = dict(config=osp.relpath(path, CONFIG_ROOT), devices=list(devices), error='')
+    try:
+        cfg = Config.fromfile(path)
+        size = image_size(cfg)
+        frames = frames_per_video(size, cfg)
+        data = make_check_data(data_folder, size, num_frames=frames)
+        point_at_check_data(cfg, data)
+        cfg.launcher = 'none'
+        _single_process_loaders(cfg)
+        weights, tracks = None, []
+        for device in devices:
+            cfg.work_dir = osp.join(work_dir, device)
+            with runner_device(device):
+                runner = _test_runner(cfg, data, frames)
+                torch.manual_seed(seed)
+                if weights is None and checkpoint is not None:
+                    from vastmat.engine.checkpoint import safe_load
+                    weights = safe_load(checkpoint, map_location='cpu').get('state_dict')
+                weights = _initialise(runner, weights)
+                runner.test()
+            results = osp.join(cfg.work_dir, 'results')
+            rows = {}
+            for name in sorted(os.listdir(results)):
+                table = read_results(osp.join(results, name))
+                rows.update({(name, int(f), int(i)): b for f, i, b in zip(table.frames, table.ids, table.boxes)})
+            tracks.append(rows)
+        common = tracks[0].keys() & tracks[1].keys()
+        out.update(rows=[len(t) for t in tracks], common=len(common),
+                   max_box_difference=max((float(abs(tracks[0][k] - tracks[1][k]).max()) for k in common),
+                                          default=0.0))
+    except Exception as exc:  # noqa: BLE001 (reported per config)
+        out['error'] = f'{type(exc).__name__}: {(str(exc).splitlines() or [""])[0]}'[:300]
+    return out
