@@ -57,20 +57,28 @@ def shapes(centernet: bool = False) -> "OrderedDict[str, list[int]]":
     return out
 
 
-def official_weights(seed: int = WEIGHT_SEED, centernet: bool = False) -> "OrderedDict[str, torch.Tensor]":
+def official_weights(seed: int = WEIGHT_SEED, centernet: bool = False,
+                     float64_draws: bool = False) -> "OrderedDict[str, torch.Tensor]":
     """Weights in the official names, drawn from ``seed`` so that activations stay of order one: convolutions
     ``N(0, 1 / fan_in)``, DCNv2 offset/mask convs ``N(0, 0.25 / fan_in)`` (offsets of about half a pixel), BN weights
     ``1 + N(0, 0.1)``, biases and running means ``N(0, 0.1)``, running variances ``1 + U(0, 0.1)``, the heatmap bias
-    ``-2.19 + N(0, 0.1)`` (the official prior)."""
+    ``-2.19 + N(0, 0.1)`` (the official prior); float32.
+
+    ``float64_draws``: drawn and scaled in float64, then rounded to float32 (other values than the float32 draws).
+    These are the same bits under ``ATEN_CPU_CAPABILITY`` default, avx2 and avx512; the float32 draws are not (torch
+    2.14.1: 39% of ``torch.randn``'s float32 draws differ between default and avx2 / avx512, by up to 3e-3 relative;
+    its float64 draws and ``torch.rand`` do not). The float64 training step of the golden test needs this: the
+    float32 draws' differences change its float64 gradients by up to 4% of a parameter's largest entry (seed 2)."""
     generator = torch.Generator().manual_seed(seed)
+    dtype = torch.float64 if float64_draws else torch.float32
     out = OrderedDict()
     for name, shape in shapes(centernet).items():
         if name.endswith('num_batches_tracked'):
             out[name] = torch.tensor(0, dtype=torch.long)
             continue
-        normal = torch.randn(shape, generator=generator)
+        normal = torch.randn(shape, generator=generator, dtype=dtype)
         if name.endswith('running_var'):
-            value = 1 + 0.1 * torch.rand(shape, generator=generator)
+            value = 1 + 0.1 * torch.rand(shape, generator=generator, dtype=dtype)
         elif len(shape) == 4:  # conv, transposed conv (depthwise up_*: fan_in = kernel area)
             fan_in = shape[1] * shape[2] * shape[3]
             scale = 0.5 if '.conv_offset_mask.' in name else 1.0
