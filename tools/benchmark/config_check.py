@@ -78,6 +78,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
                   f'batch {args.batch_size or "as configured"}, AMP {"on" if amp else "off"}')
     results = []
     start = time.perf_counter()
+    out = osp.join(args.out, f'config_check_{args.device}.json')
+
+    def save(comparisons: list[dict]) -> None:  # after every config: an interrupted run keeps what it measured
+        write_json_atomic(dict(device=described, amp=amp, warmup=args.warmup, iterations=args.iterations,
+                               batch_size=args.batch_size, results=results, cpu_comparisons=comparisons), out)
+
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task('configs', total=len(configs))
         for config in configs:
@@ -86,7 +92,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                                   device=args.device, iterations=args.warmup + args.iterations, warmup=args.warmup,
                                   batch_size=args.batch_size, amp=amp, workers=args.workers)
             results.append(result.to_dict())
-            progress.console.print(f'  {config}: {"ran" if not result.error else result.error}')
+            progress.console.print(f'  {config}: ' + (result.error or summary(result.to_dict())))
+            save([])
             progress.advance(task)
     console.print(results_table(results, described))
     failed = [r['config'] for r in results if r['error'] or r['loss_finite'] is False]
@@ -98,11 +105,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
             comparisons.append(compare_devices(result['config'], osp.join(args.out, 'compare', result['config']),
                                                osp.join(args.out, 'data'), ('cpu', 'cuda'), args.checkpoint))
         console.print(comparison_table(comparisons))
-    out = osp.join(args.out, f'config_check_{args.device}.json')
-    write_json_atomic(dict(device=described, amp=amp, warmup=args.warmup, iterations=args.iterations,
-                           batch_size=args.batch_size, results=results, cpu_comparisons=comparisons), out)
+    save(comparisons)
     console.print(f'saved {out}')
     return results
+
+
+def summary(r: dict) -> str:
+    """One line of what a config did."""
+    parts = [f"built in {r['build_s']:.1f} s"]
+    if r['seconds_per_iter'] is not None:
+        parts.append(f"{r['seconds_per_iter']:.2f} s/iteration at batch {r['batch_size']}, loss {r['loss']:.3g}")
+    if r['test_s'] is not None:
+        parts.append(f"tested {r['test_frames']} frames in {r['test_s']:.1f} s")
+    return ', '.join(parts)
 
 
 def _number(value: float | None, digits: int = 2) -> str:
