@@ -27,7 +27,31 @@ IMAGE_SEED = 7  # the uint8 frames
 TARGET_SEED = 11  # random.seed / torch.manual_seed before the ID-label draws (official: in the dataset transforms)
 FRAME_SEED = 5  # torch.manual_seed before the training step: the frames with DETR gradients (torch.randperm)
 WEIGHT_SEED = 0  # tests/helpers/detr_official_weights.py
+# its draws in float64, rounded to float32: the same weights on every CPU (the float32 draws depend on the kernels)
+WEIGHT_DRAW = 'float64'
+ID_WEIGHT_SCALE = 0.05  # id_module_weights: deterministic_motip_weights' 'random' rule, drawn in float64
 FULL_GRADIENT_NUMEL = 1024  # gradients / steps of tensors up to this size are stored whole, larger ones as a digest
+
+
+def id_module_weights(module: torch.nn.Module) -> None:
+    """The ID modules' weights on both sides (the official TrajectoryModeling / IDDecoder and ours: the same
+    state-dict names and shapes): the ``'random'`` rule of
+    ``vastmat.experiments.simulated_inputs.deterministic_motip_weights``, drawn in float64 so that every CPU draws
+    the same. The i-th state-dict key in sorted order is ``0.05 * randn(shape, generator=torch.Generator()
+    .manual_seed(i), dtype=float64)`` (LayerNorm weights, 1-d ``*norm*.weight``, ``1 +`` that), rounded to float32;
+    keys sharing one tensor take the value of the first of them in sorted order."""
+    state = module.state_dict()
+    values, first_of = {}, {}
+    for i, name in enumerate(sorted(state)):
+        tensor = state[name]
+        value = ID_WEIGHT_SCALE * torch.randn(tensor.shape, generator=torch.Generator().manual_seed(i),
+                                              dtype=torch.float64)
+        if tensor.dim() == 1 and 'norm' in name and name.endswith('weight'):
+            value = value + 1.0
+        ptr = tensor.data_ptr()
+        values[name] = values[first_of[ptr]] if ptr in first_of else value.to(tensor.dtype)
+        first_of.setdefault(ptr, name)
+    module.load_state_dict(values, strict=True)
 
 
 def clip_images() -> torch.Tensor:
@@ -55,10 +79,10 @@ def digest(name: str, tensor: torch.Tensor) -> torch.Tensor:
 
 
 def record(name: str, tensor: torch.Tensor) -> torch.Tensor:
-    """What the fixture stores for one gradient or parameter step: the tensor itself (float32) when small, else
-    its :func:`digest` (float64)."""
+    """What the fixture stores for one gradient or parameter step (float64, as the run): the tensor itself when
+    small, else its :func:`digest`."""
     if tensor.numel() <= FULL_GRADIENT_NUMEL:
-        return tensor.detach().float().clone()
+        return tensor.detach().double().clone()
     return digest(name, tensor)
 
 
