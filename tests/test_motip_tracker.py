@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import os.path as osp
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 import torch
 
 from conftest import REPO, SHARED_DATA, assert_same_tracks
-from helpers.motip_weights import deterministic_weights
+from helpers.motip_weights import deterministic_weights, weights_digest
 
 GOLDEN = osp.join(REPO, 'tests', 'fixtures', 'motip_tracker_official')
 AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
@@ -110,15 +111,11 @@ def read_golden(variant: str, video: str) -> np.ndarray:
         return np.loadtxt(f, delimiter=',', ndmin=2)[:, :7]
 
 
-# digest of the inputs each official run read (README.md)
-DIGESTS = {
-    'objmax_k8': 'a4132c8c8df5cf074f506a8b522bc6afb341d0caab291c096bbafad10f5d74ce',
-    'published': '7c1573cce8f8cf53712dcfbfe6065058893c45afd5bf50fb100222f7f2ecdd0d',
-    'hungarian_k16': '1a61c9b3483d5f3557ccc12cb1beb598df7059fbbf1d75aa988f59346cabd575',
-    'idmax_random': '418484371c344154614ddbff5baa5f6e915642ecbfc1dc8649551aa158cae25c',
-    'objmax_random': '128044eb82f88b953f831695bffd26d2c3dd8406aa7d0881eae55048fe06af1e',
-}
-ROWS = {'objmax_k8': 764, 'published': 238, 'hungarian_k16': 1511, 'idmax_random': 749, 'objmax_random': 526}
+def official_runs() -> dict:
+    """What each official run read and wrote (runs.json, README.md): its settings, the digests of its inputs and
+    weights, its rows per video."""
+    with open(osp.join(GOLDEN, 'runs.json')) as f:
+        return json.load(f)['runs']
 
 
 def counting_tracker(base):
@@ -185,8 +182,10 @@ def golden_runs():
     for variant, spec in VARIANTS.items():
         queries = variant_queries(variant)
         tracker = counting_tracker(build_port(variant))
+        weights = [weights_digest(tracker.trajectory_modeling.state_dict()),
+                   weights_digest(tracker.id_decoder.state_dict())]
         rows = {video: port_rows(tracker, video, queries[video]) for video in spec['videos']}
-        runs[variant] = (inputs_digest(queries), rows, tracker.counts)
+        runs[variant] = (inputs_digest(queries), rows, tracker.counts, weights)
     return runs
 
 
@@ -198,9 +197,13 @@ def test_equals_the_official_tracker(golden_runs, variant):
     same float32 logits (the digest checks them), but torch's float32 sigmoid rounds by the CPU's vector path, so on
     another CPU than the golden runs' 1-2 % of the scores differ by one or two ulps (CI and this machine,
     2026-12-01: at most 1.2e-7)."""
-    digest, rows, _ = golden_runs[variant]
-    assert digest == DIGESTS[variant], (f'video_queries no longer builds the inputs the official {variant!r} run '
-                                        'read (tests/fixtures/motip_tracker_official/README.md)')
+    digest, rows, _, weights = golden_runs[variant]
+    official = official_runs()[variant]
+    assert official['settings'] == VARIANTS[variant], f'{variant}: the official run had other settings'
+    assert digest == official['inputs_sha256'], (f'video_queries no longer builds the inputs the official {variant!r} '
+                                                 'run read (tests/fixtures/motip_tracker_official/README.md)')
+    assert weights == official['weights_sha256'], (f'deterministic_weights no longer gives the weights the official '
+                                                   f'{variant!r} run had (README.md)')
     from vastmat.datasets.formats import TrackResults
     total = 0
     for video, ours in rows.items():
@@ -212,7 +215,7 @@ def test_equals_the_official_tracker(golden_runs, variant):
         np.testing.assert_array_equal(ours[:, :2], theirs[:, :2], err_msg=f'{where}: frames, ids or their order')
         np.testing.assert_allclose(ours[:, 2:6], theirs[:, 2:6], rtol=0, atol=5e-4, err_msg=where)
         np.testing.assert_array_max_ulp(ours[:, 6].astype(np.float32), theirs[:, 6].astype(np.float32), maxulp=2)
-    assert total == ROWS[variant]
+    assert total == sum(official['rows'].values())
 
 
 def test_the_official_inputs_exercise_every_rule(golden_runs):

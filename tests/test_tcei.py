@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from conftest import SHARED_DATA, assert_same_tracks
-from helpers.motip_weights import deterministic_weights, record_id_logits
+from helpers.motip_weights import deterministic_weights, record_id_logits, weights_digest
 from vastmat.models.trackers.tcei_tracker import (TCEI_PRESETS, CacheItem, EntropyRankedCache, TCEICaches,
                                                   TCEIParams, calibrate_id_logits, experience_cache_logits,
                                                   fisher_inner, fisher_orthogonalize, fuse_logits,
@@ -277,17 +277,6 @@ def inputs_digest(queries: dict) -> str:
             for key in ('logits', 'boxes', 'features'):
                 h.update(np.ascontiguousarray(f[key], np.float32).tobytes())
     return h.hexdigest()
-
-
-def weights_digest(state_dict: dict) -> str:
-    """sha256 of a state dict's float32 tensors in sorted name order."""
-    h = hashlib.sha256()
-    for name in sorted(state_dict):
-        h.update(name.encode())
-        h.update(state_dict[name].detach().float().contiguous().numpy().tobytes())
-    return h.hexdigest()
-
-
 
 
 ID_DECODER = dict(feature_dim=256, id_dim=256, ffn_dim_ratio=2, num_layers=2, head_dim=32, num_id_vocabulary=50,

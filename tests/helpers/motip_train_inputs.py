@@ -29,15 +29,15 @@ FRAME_SEED = 5  # torch.manual_seed before the training step: the frames with DE
 WEIGHT_SEED = 0  # tests/helpers/detr_official_weights.py
 # its draws in float64, rounded to float32: the same weights on every CPU (the float32 draws depend on the kernels)
 WEIGHT_DRAW = 'float64'
-ID_WEIGHT_SCALE = 0.05  # id_module_weights: deterministic_motip_weights' 'random' rule, drawn in float64
+ID_WEIGHT_SCALE = 0.05  # id_module_weights: the scale of deterministic_motip_weights' 'random' rule
 FULL_GRADIENT_NUMEL = 1024  # gradients / steps of tensors up to this size are stored whole, larger ones as a digest
 
 
 def id_module_weights(module: torch.nn.Module) -> None:
     """The ID modules' weights on both sides (the official TrajectoryModeling / IDDecoder and ours: the same
-    state-dict names and shapes): the ``'random'`` rule of
-    ``vastmat.experiments.simulated_inputs.deterministic_motip_weights``, drawn in float64 so that every CPU draws
-    the same. The i-th state-dict key in sorted order is ``0.05 * randn(shape, generator=torch.Generator()
+    state-dict names and shapes), by the shape of the ``'random'`` rule of
+    ``vastmat.experiments.simulated_inputs.deterministic_motip_weights`` but with torch's float64 generator (so its
+    numbers are this fixture's own; both are the same on every CPU). The i-th state-dict key in sorted order is ``0.05 * randn(shape, generator=torch.Generator()
     .manual_seed(i), dtype=float64)`` (LayerNorm weights, 1-d ``*norm*.weight``, ``1 +`` that), rounded to float32;
     keys sharing one tensor take the value of the first of them in sorted order."""
     state = module.state_dict()

@@ -1,7 +1,9 @@
 """Deterministic stand-ins for what a trained network would give a tracker, for benchmarks and golden tests without
 a GPU: identity-consistent appearance features of simulated detections, and MOTIP ID-module weights that track by
-feature similarity. Seeds are ``zlib.crc32`` of texts and ``torch.Generator`` seeds (no global random state), so the
-official code fed the same arrays in a scratch environment sees exactly what the port sees.
+feature similarity. Every draw is numpy's ``default_rng`` in float64, seeded with ``zlib.crc32`` of a text (the
+weights: with a key's index), no global random state; these streams depend neither on the CPU nor on the kernels
+torch picks (see :func:`deterministic_motip_weights`), so the official code fed the same arrays in a scratch
+environment sees exactly what the port sees, on every machine.
 """
 from __future__ import annotations
 
@@ -70,10 +72,14 @@ def simulated_features(video: str, frames: np.ndarray, boxes: np.ndarray, gt_fra
 
 def deterministic_motip_weights(module: torch.nn.Module, rule: str) -> None:
     """Load the rule's weights into a MOTIP ID module (the official TrajectoryModeling / IDDecoder or the port's:
-    state-dict names and shapes are the same). The i-th state-dict key in sorted order draws ``noise = randn(shape,
-    generator=torch.Generator().manual_seed(i))``; keys sharing one tensor (the shared ``embed_to_word_layers``)
-    take the value of the first of them in sorted order. LayerNorm weights (1-D ``*norm*.weight``) are ``1 + s *
-    noise``, the rest ``s * noise``, with:
+    state-dict names and shapes are the same). The i-th state-dict key in sorted order draws ``noise =
+    numpy.random.default_rng(i).standard_normal(shape)`` (float64), rounded once to float32. Not torch's float32
+    ``randn``: its normal sampler takes a vectorised path under AVX2 / AVX-512 and a scalar one under
+    ``ATEN_CPU_CAPABILITY=default`` that differ in the last bits; numpy's generator is plain C that no CPU feature
+    changes, and the rest of the arithmetic below is float32 ``+``, ``*``, ``/`` (exactly rounded), so the weights
+    are bitwise the same on every CPU. Keys sharing one tensor (the shared ``embed_to_word_layers``) take the value
+    of the first of them in sorted order. LayerNorm weights (1-D ``*norm*.weight``) are ``1 + s * noise``, the rest
+    ``s * noise``, with:
 
     * ``rule='random'``: ``s = 0.05`` (an untrained decoder: arbitrary but deterministic ID decisions);
     * ``rule='tracking'``: ``s = 0.01`` plus a hand-made decoder that tracks by feature similarity (feature_dim =
@@ -93,8 +99,8 @@ def deterministic_motip_weights(module: torch.nn.Module, rule: str) -> None:
     names = sorted(state)
 
     def noise_of(name: str) -> torch.Tensor:
-        g = torch.Generator().manual_seed(names.index(name))
-        return torch.randn(state[name].shape, generator=g, dtype=torch.float32)
+        draw = np.random.default_rng(names.index(name)).standard_normal(tuple(state[name].shape))
+        return torch.from_numpy(draw.astype(np.float32))
 
     values, first_of = {}, {}
     for name in names:
