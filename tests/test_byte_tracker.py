@@ -94,3 +94,15 @@ def test_scores_outside_0_1_used_to_make_fused_costs_negative():
     tracker (the detector's scores must be probabilities)."""
     with pytest.raises(ValueError, match='rescale the detector output'):
         step(BYTETracker(), [box(0, 0)], [1.5], 1)
+
+
+def test_a_negative_size_within_float32_noise_is_a_zero_size_box():
+    """x2 - x1 of -2e-5 on coordinates of 36 (an untrained head's c - s, c + s with s ~ 0) is dropped as zero size,
+    not refused; -1e-3 is refused; a tiny positive size is kept."""
+    from vastmat.structures.tracking import TrackingFrame
+    from vastmat.structures.tracking import FrameDetections
+    boxes = np.array([[36.0, 36.0, 35.99998, 40.0], [10.0, 10.0, 20.0, 10.000001], [0.0, 0.0, 10.0, 10.0]])
+    frame = TrackingFrame(FrameDetections(boxes, np.array([0.9, 0.8, 0.7])), frame_id=1)
+    assert frame.num_dropped == 1 and len(frame.detections.bboxes) == 2
+    with pytest.raises(ValueError, match='negative size'):
+        TrackingFrame(FrameDetections(np.array([[36.0, 36.0, 35.999, 40.0]]), np.array([0.9])), frame_id=1)

@@ -74,12 +74,12 @@ class FrameDetections:
         if features is not None and not np.isfinite(features).all():
             raise ValueError(f'{where}: detection features hold NaN or infinite values')
         width, height = bboxes[:, 2] - bboxes[:, 0], bboxes[:, 3] - bboxes[:, 1]
-        # a side within float32 noise of zero (1e-5 of the coordinates: a few roundings through decoding and
-        # rescaling) is zero: a detector computing x1 = c - s and x2 = c + s in float32 with s ~ 0 (an untrained
-        # regression head) gives x2 - x1 of either sign
+        # a negative side within float32 noise of zero (1e-5 of the coordinates: a few roundings through decoding
+        # and rescaling) is zero: a detector computing x1 = c - s and x2 = c + s in float32 with s ~ 0 (an untrained
+        # regression head) gives x2 - x1 of either sign; a tiny positive side stays (DETR keeps degenerate queries so)
         rounding = 1e-5 * np.maximum(np.abs(bboxes).max(axis=1, initial=0.0), 1.0)
-        width = np.where(np.abs(width) <= rounding, 0.0, width)
-        height = np.where(np.abs(height) <= rounding, 0.0, height)
+        width = np.where((width < 0) & (width >= -rounding), 0.0, width)
+        height = np.where((height < 0) & (height >= -rounding), 0.0, height)
         negative = np.flatnonzero((width < 0) | (height < 0))
         if len(negative):
             raise ValueError(f'{where}: detection {negative[0]} has x2 < x1 or y2 < y1 (negative size): '
