@@ -82,8 +82,9 @@ def test_a_sweep_resumes_after_a_failed_run(launcher, request, reference, tmp_pa
         run_sweep(settings(tmp_path, launcher))
     assert f'in sweep run {runs[1]["id"]}' in ' '.join(getattr(info.value, '__notes__', []))
     os.remove(blocked)
-    missing = sum(not is_done(run) for run in runs)  # the other run finished, or was stopped with the sweep
-    assert missing >= 1
+    assert not is_done(runs[1])
     again = run_sweep(settings(tmp_path, launcher))
-    assert (again['computed'], again['reused']) == (missing, 2 - missing)
+    # the failed run is computed again; the other one finished, or was stopped with the sweep and is computed again
+    # (a ray task already running may still finish after the sweep raised, so it is not counted before)
+    assert again['computed'] >= 1 and again['computed'] + again['reused'] == 2, again
     assert again['rows'] == uninterrupted['rows']
