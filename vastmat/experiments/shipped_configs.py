@@ -152,10 +152,10 @@ def _peak_memory_mb(device: str) -> float | None:
     import torch
     if device == 'cuda':
         return torch.cuda.max_memory_allocated() / 2 ** 20
+    from vastmat.experiments.test_path import peak_rss_mb
     try:
-        with open('/proc/self/status') as f:
-            return next(int(line.split()[1]) for line in f if line.startswith('VmHWM:')) / 1024
-    except (OSError, StopIteration):
+        return peak_rss_mb()
+    except (OSError, StopIteration):  # no /proc (not Linux)
         return None
 
 
@@ -190,6 +190,22 @@ def _schedule_iterations(cfg: Config, runner: Any, gpus: int, data: CheckData, f
     return int(train_cfg['max_epochs'] * math.ceil(items / (cfg.train_dataloader.batch_size * gpus)))
 
 
+def _prepared(path: str, data_folder: str, frame_size: tuple[int, int] | None = None,
+              workers: bool = False) -> tuple[Config, CheckData, int, list[str]]:
+    """The config at ``path`` pointed at the generated data of its input size (``frame_size`` instead, when given),
+    without a launcher and (unless ``workers``) without dataloader workers; with that data, the frames a video
+    holds and the notes of what was replaced."""
+    cfg = Config.fromfile(path)
+    size = frame_size or image_size(cfg)
+    frames = frames_per_video(size, cfg)
+    data = make_check_data(data_folder, size, num_frames=frames)
+    notes = point_at_check_data(cfg, data)
+    cfg.launcher = 'none'
+    if not workers:
+        _single_process_loaders(cfg)
+    return cfg, data, frames, notes
+
+
 def check_config(config: str, work_dir: str, data_folder: str, device: str = 'cpu', iterations: int = 1,
                  warmup: int = 0, batch_size: int | None = None, amp: bool = False, workers: bool = False,
                  track: bool = True, frame_size: tuple[int, int] | None = None) -> CheckResult:
@@ -207,18 +223,12 @@ def check_config(config: str, work_dir: str, data_folder: str, device: str = 'cp
     result = CheckResult(osp.relpath(path, CONFIG_ROOT), 'test', device)
     start = time.perf_counter()
     try:
-        cfg = Config.fromfile(path)
+        cfg, data, frames, result.notes = _prepared(path, data_folder, frame_size, workers)
         result.kind = config_kind(cfg)
         layout = gpu_layout(path)
         result.gpus = layout[0] if layout else 1
         result.image_size = image_size(cfg)
-        frames = frames_per_video(frame_size or result.image_size, cfg)
-        data = make_check_data(data_folder, frame_size or result.image_size, num_frames=frames)
-        result.notes = point_at_check_data(cfg, data)
         cfg.work_dir = work_dir
-        cfg.launcher = 'none'
-        if not workers:
-            _single_process_loaders(cfg)
         if 'train' in result.kind:
             result.batch_size = _set_batch(cfg, batch_size)
             if amp:
@@ -350,13 +360,7 @@ def compare_devices(config: str, work_dir: str, data_folder: str, devices: tuple
     path = config if osp.isabs(config) else osp.join(CONFIG_ROOT, config)
     out: dict[str, Any] = dict(config=osp.relpath(path, CONFIG_ROOT), devices=list(devices), error='')
     try:
-        cfg = Config.fromfile(path)
-        size = image_size(cfg)
-        frames = frames_per_video(size, cfg)
-        data = make_check_data(data_folder, size, num_frames=frames)
-        point_at_check_data(cfg, data)
-        cfg.launcher = 'none'
-        _single_process_loaders(cfg)
+        cfg, data, frames, _ = _prepared(path, data_folder)
         weights, tracks = None, []
         for device in devices:
             cfg.work_dir = osp.join(work_dir, device)
