@@ -28,7 +28,7 @@ DEMO_ITERS = 1200  # the demo YOLOX's schedule (configs/yolox/yolox_tiny_1xb8-12
 # a command of the pages (its start) -> (the command the test runs instead, why); None: not run, with the reason
 TINY = {
     'make test': (None, 'the test suite itself'),
-    'make demo': ('python tools/zoo_benchmark.py --train-iters 2 --trackers ByteTrack',
+    'make demo': ('python tools/zoo_benchmark.py --train-iters 2 --trackers ByteTrack --workers 1',
                   'the zoo benchmark with a 2-iteration detector, ByteTrack only (all eight trackers with 2-iteration '
                   'trainings: tests/test_zoo_benchmark.py)'),
     'python tools/train.py configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py': (

@@ -122,7 +122,8 @@ def test_the_pages_commands_run_on_a_two_node_cluster_and_a_postgres_study(clust
     # the zoo's trackers as tasks of the cluster give the tables of the tool run one tracker after another here
     zoo = out['tools/zoo_benchmark.py']
     tiny = [arg.format(demo_root=demo_root, demo_dets=demo_dets) for arg in TINY['tools/zoo_benchmark.py']]
-    here = tool('tools/zoo_benchmark.py', *tiny, '--threads', '1', '--work-dir', tmp_path / 'zoo_here')
+    here = tool('tools/zoo_benchmark.py', *tiny, '--threads', '1', '--workers', '1', '--work-dir',
+                tmp_path / 'zoo_here')
     assert set(zoo['table5']) == {'ByteTrack', 'DiffMOT'} and zoo['table5'] == here['table5']
     assert as_json(zoo['table8']) == as_json(here['table8'])  # (json: NaN equals NaN)
     assert as_json(without_minutes(zoo['curves'])) == as_json(without_minutes(here['curves']))

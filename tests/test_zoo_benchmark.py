@@ -147,6 +147,15 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
     scale = thresholds['MOTIP']['scale']
     assert thresholds['MOTIP']['thresholds'] == {key: round(value * scale, 4)
                                                  for key, value in motip.zoo_official_thresholds.items()}
+    # what the spread benchmark reads of a run: the test HOTA of each tracker, the dev HOTA of the calibrated ones
+    from vastmat.experiments.demo_spread import read_run
+    read = read_run(str(work))
+    assert set(read) == set(out['table5'])
+    for name, row in read.items():
+        assert row['test'] == out['table5'][name]['protocol1/HOTA'], name
+        scale = thresholds.get(name, {}).get('scale')
+        assert row['dev'] == (None if scale is None else thresholds[name]['hota'][f'{scale:g}']), name
+        assert set(row['videos']) == set(out['runs']['protocol1'][f'{name}/original']) - {'COMBINED', 'seconds'}, name
     again = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', work, '--train-iters', '2',
                  '--matchers', 'original', 'cda_fixed', '--threshold-scales', '0.5', '1.0')
     assert all(row['reused'] for row in again['training']['protocol1'].values())
@@ -190,7 +199,13 @@ def test_zoo_motip_trains_in_two_stages_as_the_official(demo_root, tmp_path, mon
     assert first.model.detector == second.model.detector and first.model.tracker == second.model.tracker
 
     members = {m.name: m for m in zoo_trackers()}
-    assert zoo.backbone_sources([members['MOTIP'], members['TCEI']], members) == [detector, pretrain]
+    # MOTIP's task trains the detector, its pre-training and itself; TCEI waits for it and trains nothing; with
+    # QDTrack beside them the detector (the backbone of both) is trained first, once
+    assert zoo.task_trainings(members['MOTIP'], members, {'MOTIP', 'TCEI'}) == [detector, pretrain, motip]
+    assert zoo.task_trainings(members['TCEI'], members, {'MOTIP', 'TCEI'}) == []
+    assert zoo.task_trainings(members['TCEI'], members, {'TCEI'}) == [detector, pretrain, motip]
+    assert zoo.shared_sources([members['MOTIP'], members['TCEI']], members) == []
+    assert zoo.shared_sources([members['MOTIP'], members['TCEI'], members['QDTrack']], members) == [detector]
     ctx = zoo.ZooContext(demo_root, 'protocol1', [], str(tmp_path / 'protocol1'), log=lambda text: None)
     plan = zoo.training_plan(ctx, [members['MOTIP']])
     assert [config for _, config, _ in plan] == [detector, pretrain, motip]
@@ -226,7 +241,7 @@ def test_zoo_refuses_configs_that_start_from_each_other(tmp_path):
     assert source_order(str(first)) == [str(second)]
 
 
-def test_zoo_training_schedule_and_identity(demo_root, tmp_path):
+def test_zoo_training_schedule_and_identity(demo_root, tmp_path, monkeypatch):
     """Evenly spaced checkpoints, the last at the end; the work dir's hash ignores the progress label but not the
     settings; an epoch-based config is refused."""
     from mmengine.config import Config
@@ -257,6 +272,42 @@ def test_zoo_training_schedule_and_identity(demo_root, tmp_path):
     assert _identity(moved) != _identity(other)
     set_schedule(other, 201, 3)
     assert _identity(other) != _identity(cfg)
+    # trainings are kept by seed and by CPU kernel setting (float32 sums differ under each)
+    seeded = zoo_config(config, demo_root, 'protocol1', str(tmp_path), 'one label', seed=1)
+    set_schedule(seeded, 200, 3)
+    assert seeded.randomness.seed == 1 and _identity(seeded) != _identity(cfg)
+    assert _identity(zoo_config(config, demo_root, 'protocol1', str(tmp_path), 'x', seed=0)) == _identity(
+        zoo_config(config, demo_root, 'protocol1', str(tmp_path), 'x'))  # the configs' own seed is 0
+    plain = _identity(cfg)
+    monkeypatch.setenv('ATEN_CPU_CAPABILITY', 'avx2')
+    assert _identity(cfg) != plain
     epochs = Config.fromfile(config_path('d2mp/d2mp_1xb2048-800e_vastmat-p1.py'))
     with pytest.raises(ValueError, match='trains by iterations'):
         set_schedule(epochs, None, 3)
+
+
+def test_expected_time_lays_the_tasks_out_as_the_workers_take_them(demo_root, tmp_path):
+    """The plan: the longest task first; a worker takes the first ready task; TCEI starts when MOTIP ends; the
+    detector and the backbone the tasks share run first, here, at 2 threads."""
+    from vastmat.experiments import zoo
+    from vastmat.experiments.zoo_plan import TWO_THREADS_SPEEDUP, TaskPlan, longest_first, makespan, task_plans
+    tasks = [TaskPlan('A', [('a', 10.0)], 0.0), TaskPlan('B', [], 3.0), TaskPlan('C', [], 4.0, after='A'),
+             TaskPlan('D', [('d', 6.0)], 1.0)]
+    assert [t.name for t in longest_first(tasks)] == ['A', 'D', 'C', 'B']  # A with C waiting for it: 14 s
+    assert makespan(longest_first(tasks), 2) == 14.0  # A 0-10, C 10-14 | D 0-7, B 7-10
+    assert makespan(longest_first(tasks), 1) == 24.0
+    assert makespan([TaskPlan('C', [], 4.0, after='A'), TaskPlan('A', [], 10.0)], 2) == 14.0  # C waits
+    members = {m.name: m for m in zoo_trackers()}
+    ctx = zoo.ZooContext(demo_root, 'protocol1', [], str(tmp_path / 'protocol1'), log=lambda text: None)
+    selected = [members[n] for n in ('ByteTrack', 'MOTIP', 'TCEI', 'QDTrack')]
+    detector = zoo.DEMO_DETECTOR
+    first, plans = task_plans(ctx, selected, members, ['original'], 2, detector)
+    by_name = {p.name: p for p in plans}
+    assert [label for label, _ in first] == ['detector: ' + osp.basename(detector), 'its detections']
+    assert [label.split(': ')[1] for label, _ in by_name['MOTIP'].trainings] == [
+        'motip_tiny_zoo_vastmat-demo_detr-pretrain.py', 'motip_tiny_zoo_vastmat-demo.py']
+    assert by_name['TCEI'].trainings == [] and by_name['TCEI'].after == 'MOTIP' and by_name['TCEI'].test_seconds > 0
+    assert by_name['ByteTrack'].trainings == [] and len(by_name['QDTrack'].trainings) == 1
+    serial_first, serial = task_plans(ctx, selected, members, ['original'], 1, detector)
+    assert serial_first[0][1] == first[0][1]  # the detector trains here either way, at 2 threads
+    assert sum(p.seconds for p in serial) == pytest.approx(sum(p.seconds for p in plans) / TWO_THREADS_SPEEDUP)

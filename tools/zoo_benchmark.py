@@ -6,7 +6,8 @@ paper's Table 5 and Table 8 layouts.
     python tools/zoo_benchmark.py [--data-root DIR] [--protocols protocol1 [protocol2]] [--trackers NAME ...]
         [--work-dir W] [--det-root [PROTOCOL=]DIR ...] [--checkpoint [PROTOCOL=]CKPT ...] [--det-config CONFIG]
         [--train-iters N] [--matchers original cda_fixed cda_adaptive,k=0.1 ...] [--threshold-scales S ...]
-        [--no-calibration] [--preset vastmat] [--threads 2] [--adaptive-threads] [--launcher local|ray] [--workers N]
+        [--no-calibration] [--preset vastmat] [--threads 2] [--adaptive-threads] [--launcher local|ray] [--workers 2]
+        [--seed 0]
 
 Steps, per protocol (the expected time is printed first, each stage's time when it ends):
 1. data: ``--data-root`` (default ``data/demo``: the built-in demo dataset, rendered when absent);
@@ -67,8 +68,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--preset', default='vastmat', choices=PRESETS, help='evaluation preset')
     parser.add_argument('--launcher', choices=('local', 'ray'), default='local',
                         help='where the trackers run: here or in local processes, or as ray tasks (default local)')
-    parser.add_argument('--workers', type=int, default=1, help='trackers at the same time (default 1: one after '
-                        'another, here)')
+    parser.add_argument('--workers', type=int, default=2, help='trackers at the same time, each in a process of '
+                        'its own with one thread (default 2, one a core on 2 cores; 1: one after another, here, at '
+                        '--threads)')
+    parser.add_argument('--seed', type=int, default=0, help='the randomness seed of every training (default 0; '
+                        'trainings are kept by seed: tools/benchmark/demo_spread.py)')
     parser.add_argument('--threads', type=int, default=default_threads(),
                         help='torch CPU threads (default: $OMP_NUM_THREADS where set, else 2; docs/zoo.md)')
     parser.add_argument('--adaptive-threads', action='store_true',

@@ -56,6 +56,7 @@ class ZooContext:
     calibration_split: str | None = 'dev'  # where the thresholds are calibrated (None: the configs' own)
     threshold_scales: tuple[float, ...] = THRESHOLD_SCALES
     adaptive_threads: bool = False  # trainings share the cores with others (zoo_config's AdaptiveThreadsHook)
+    seed: int | None = None  # every training's randomness seed (None: each config's)
 
 
 def select_members(names: list[str] | None) -> list[ZooTracker]:
@@ -77,7 +78,7 @@ def select_members(names: list[str] | None) -> list[ZooTracker]:
 def training_config(ctx: ZooContext, config: str, label: str) -> Config:
     cfg = zoo_config(config, ctx.data_root, ctx.protocol, osp.join(ctx.work_dir, 'training',
                                                                   osp.splitext(osp.basename(config))[0]), label,
-                     adaptive_threads=ctx.adaptive_threads)
+                     adaptive_threads=ctx.adaptive_threads, seed=ctx.seed)
     return ctx.recipe(cfg) if ctx.recipe is not None else cfg
 
 
@@ -164,16 +165,28 @@ def member_trainings(member: ZooTracker) -> list[str]:
     return configs
 
 
-def backbone_sources(members: list[ZooTracker], by_name: dict[str, ZooTracker]) -> list[str]:
-    """The configs whose trainings the members' trainings start from (:data:`START_KEYS`, and what those start
-    from; a tracker that tests another's checkpoint: that one's trainings), in order, sources before the configs
-    that start from them."""
-    sources = []
-    for member in members:
-        owner = by_name.get(member.checkpoint_of) if member.checkpoint_of else None
-        for config in member_trainings(member) + (member_trainings(owner) if owner else []):
-            sources += [source for source in source_order(config) if source not in sources]
-    return sources
+def task_trainings(member: ZooTracker, by_name: dict[str, ZooTracker], selected: set[str]) -> list[str]:
+    """Every config that ``member``'s task trains (its trainings and what they start from, sources first); none for
+    a tracker that tests the checkpoint of a selected one (its task waits for that one's)."""
+    owner = by_name.get(member.checkpoint_of) if member.checkpoint_of else None
+    if owner is not None and owner.name in selected:
+        return []
+    order = []
+    for config in member_trainings(member) + (member_trainings(owner) if owner else []):
+        order += [c for c in [*source_order(config), config] if c not in order]
+    return order
+
+
+def shared_sources(members: list[ZooTracker], by_name: dict[str, ZooTracker]) -> list[str]:
+    """The configs that more than one member's task trains (:func:`task_trainings`: the demo YOLOX whose backbone
+    starts QDTrack, TransTrack and MOTIP), sources first: trained before the tasks, so that no training runs twice
+    at once. What only one task needs (MOTIP's DETR pre-training) stays in that task."""
+    selected = {m.name for m in members}
+    chains = [task_trainings(m, by_name, selected) for m in members]
+    shared = []
+    for chain in chains:
+        shared += [c for c in chain if c not in shared and sum(c in other for other in chains) > 1]
+    return shared
 
 
 def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str, str, float | None]]:

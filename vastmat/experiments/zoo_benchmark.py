@@ -19,13 +19,11 @@ from vastmat.models.trackers.zoo import ZooTracker
 from vastmat.utils.errors import UserInputError
 
 from .launchers import run_pulled
-from .zoo import (NUM_CHECKPOINTS, ZooContext, backbone_sources, detector_boxes, run_cached_member, run_model_member,
-                  train, training_config, training_plan)
+from .zoo import ZooContext, detector_boxes, run_cached_member, run_model_member, shared_sources, train
+from .zoo_plan import REPORT_SECONDS, longest_first, makespan, task_plans
 from .zoo_report import report
-from .zoo_training import expected_seconds, find_training, set_schedule
 
 DEMO_ROOT = 'data/demo'
-TRACKING_SECONDS = 30  # expected tracking, testing and scoring time of one zoo tracker on the demo test videos
 
 
 def per_protocol(values: list[str] | None, protocols: list[str], flag: str) -> dict[str, str]:
@@ -145,15 +143,15 @@ def print_member(name: str, result: dict, console: Console) -> None:
 
 
 def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTracker], detections: dict | None,
-                step: str, console: Console) -> dict:
+                step: str, console: Console, order: list[str] | None = None) -> dict:
     """Every selected zoo tracker: ``{tracker: dict(runs={matcher: run}, curve=[...], training=...)}``. One after
-    another here, or (``--launcher ray``, or ``--workers`` above 1) each tracker a task of the launcher: first, here,
-    the trainings that the trackers' trainings start from (:func:`backbone_sources`: a backbone, an earlier stage),
-    then the trackers, one that tests another's checkpoint once that one is done (no training runs twice at
-    once)."""
+    another here, or (``--launcher ray``, or ``--workers`` above 1) each tracker a task of the launcher, taken in
+    ``order`` (names; default the zoo's): first, here, the trainings that several tasks need
+    (:func:`shared_sources`: the YOLOX backbone), then the trackers, one that tests another's checkpoint once that
+    one is done (no training runs twice at once)."""
     by_name = {m.name: m for m in zoo_trackers()}
     out = {}
-    if args.launcher == 'local' and args.workers <= 1:
+    if args.launcher == 'local' and (args.workers <= 1 or len(members) == 1):
         for member in members:
             with Stage(f'{step} {ctx.protocol}: {member.name}', console):
                 result = run_member(args, ctx, member, detections, by_name)
@@ -161,10 +159,11 @@ def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTrac
                     out[member.name] = result
                     print_member(member.name, result, console)
         return out
-    for source in backbone_sources(members, by_name):
+    for source in shared_sources(members, by_name):
         train(ctx, source, f'{osp.basename(source)} (a start of the trackers\' trainings)')
     task_ctx = replace(ctx, log=print)  # the console stays here
-    waiting, finished = list(members), set()
+    rank = {name: i for i, name in enumerate(order or [])}
+    waiting, finished = sorted(members, key=lambda m: rank.get(m.name, len(rank))), set()
 
     def next_task() -> MemberTask | None:
         member = ready_member(waiting, finished, members)
@@ -196,22 +195,23 @@ def ready_member(waiting: list[ZooTracker], finished: set[str], members: list[Zo
 
 
 def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dict, checkpoints: dict,
-               console: Console) -> None:
-    """What will be trained and how long it is expected to take (measured seconds per iteration, 2 cores)."""
-    plan = training_plan(ctx, members)
-    if ctx.protocol not in det_roots and ctx.protocol not in checkpoints and any(
-            m.on_cached_detections for m in members) and args.det_config not in {c for _, c, _ in plan}:
-        cfg = training_config(ctx, args.det_config, 'detector')
-        set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
-        plan.insert(0, ('detector: ' + osp.basename(args.det_config), args.det_config,
-                        None if find_training(cfg) else expected_seconds(cfg, ctx.train_iters)))
-    todo = [(label, s) for label, _, s in plan if s is not None]
-    reused = [label for label, _, s in plan if s is None]
-    total = sum(s for _, s in todo) + TRACKING_SECONDS * len(members)
-    console.print(f'  {ctx.protocol}: expected about {total / 60:.0f} min on 2 cores: '
-                  + (', '.join(f'{label} {s / 60:.1f} min' for label, s in todo) or 'no training')
-                  + f', tracking and scoring {TRACKING_SECONDS * len(members) / 60:.1f} min'
-                  + (f'; reusing {len(reused)} finished training(s)' if reused else ''))
+               console: Console) -> list[str]:
+    """What will be trained and how long it is expected to take (:mod:`.zoo_plan`: each training's measured pace,
+    the tasks laid out on the workers); returns the order in which the workers take the trackers."""
+    by_name = {m.name: m for m in zoo_trackers()}
+    workers = args.workers if args.launcher == 'local' else max(args.workers, 1)
+    detector = args.det_config if ctx.protocol not in det_roots and any(
+        m.on_cached_detections for m in members) else None
+    if ctx.protocol in checkpoints:
+        detector = None  # a given checkpoint: nothing to train, its test is a few seconds
+    first, tasks = task_plans(ctx, members, by_name, args.matchers, workers, detector)
+    ordered = longest_first(tasks)
+    total = sum(s for _, s in first) + makespan(ordered, workers) + REPORT_SECONDS
+    trainings = first + [item for task in ordered for item in task.trainings]
+    console.print(f'  {ctx.protocol}: expected about {total / 60:.1f} min on 2 cores ({workers} worker(s)): '
+                  + ', '.join(f'{label} {s / 60:.1f} min' for label, s in trainings)
+                  + f', tests {sum(t.test_seconds for t in tasks) / 60:.1f} min')
+    return [task.name for task in ordered]
 
 
 def run(args: argparse.Namespace, members: list, console: Console) -> dict:
@@ -238,15 +238,15 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
                          calibration_split=None if args.no_calibration else 'dev',
                          threshold_scales=tuple(args.threshold_scales),
                          # one thread count unless asked: reproducible trainings (docs/zoo.md)
-                         adaptive_threads=args.adaptive_threads)
-        print_plan(ctx, members, args, det_roots, checkpoints, console)
+                         adaptive_threads=args.adaptive_threads, seed=args.seed)
+        order = print_plan(ctx, members, args, det_roots, checkpoints, console)
         detections[protocol] = {}
         if any(m.on_cached_detections for m in members):
             with Stage(f'[2/4] {protocol}: detections of '
                        f'{osp.basename(args.det_config) if protocol not in det_roots else det_roots[protocol]}',
                        console):
                 detections[protocol] = get_detections(args, ctx, det_roots, checkpoints, console)
-        results[protocol] = run_members(args, ctx, members, detections[protocol] or None, '[3/4]', console)
+        results[protocol] = run_members(args, ctx, members, detections[protocol] or None, '[3/4]', console, order)
     out = report(args, detections, results, console)
     out['seconds'] = time.perf_counter() - start
     console.print(f'zoo benchmark finished in {out["seconds"]:.0f} s')

@@ -12,6 +12,7 @@ import copy
 import glob
 import hashlib
 import json
+import os
 import os.path as osp
 import re
 import time
@@ -25,6 +26,9 @@ from vastmat.utils.io import write_json_atomic
 RECORD = 'zoo_training.json'  # written last in a training's work dir: its presence marks a finished training
 RUN_HOOKS = ('ProgressBarHook', 'AdaptiveThreadsHook')  # how a run is shown and paced, not what it learns
 UNTRAINED_KEYS = ('zoo_seconds_per_iter', 'zoo_official_thresholds')  # a display estimate; test thresholds
+# The settings that pick torch's, oneDNN's and MKL's CPU kernels: float32 sums round differently under each
+# (DESIGN.md 7), so a training made under one is not the training of another; part of a training's identity.
+KERNEL_VARIABLES = ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'MKL_ENABLE_INSTRUCTIONS')
 
 
 @dataclass
@@ -68,9 +72,10 @@ def point_datasets(node: Any, data_root: str, protocol: str) -> None:
 
 
 def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: str, label: str,
-               adaptive_threads: bool = False) -> Config:
+               adaptive_threads: bool = False, seed: int | None = None) -> Config:
     """A config on ``data_root``'s ``protocol`` splits (the TrajectoryWindowDataset of D2MP and the ReID datasets
-    included), with a progress hook labelled ``label`` and no launcher. ``adaptive_threads``: the
+    included), with a progress hook labelled ``label`` and no launcher; ``seed``: its ``randomness`` seed (None: the
+    config's). ``adaptive_threads``: the
     AdaptiveThreadsHook, for runs that share the cores with others; off, training keeps one thread count and is
     reproducible (a switch changes the order of floating-point sums: the zoo's MOTIP ended at HOTA 23.7 without a
     switch and 18.1 with four, while two runs at a fixed count gave equal weights)."""
@@ -87,6 +92,8 @@ def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: st
                 dataset['protocol'] = protocol
     cfg.work_dir = work_dir
     cfg.launcher = 'none'
+    if seed is not None:
+        cfg.randomness = dict(cfg.get('randomness') or {}, seed=seed)
     cfg.custom_hooks = [h for h in cfg.get('custom_hooks') or [] if h.get('type') not in RUN_HOOKS] + [
         dict(type='ProgressBarHook', description=f'  {label}')] + (
         [dict(type='AdaptiveThreadsHook')] if adaptive_threads else [])
@@ -132,16 +139,24 @@ def _training_settings(node: Any) -> Any:
     return node
 
 
+def cpu_kernels() -> dict[str, str]:
+    """The kernel settings (:data:`KERNEL_VARIABLES`) of this process's environment; empty: each library's choice."""
+    return {name: os.environ[name] for name in KERNEL_VARIABLES if os.environ.get(name)}
+
+
 def _identity(cfg: Config) -> str:
-    """A hash of what decides a training's result: the resolved config, less the progress display's label and
-    expected time (``zoo_seconds_per_iter``) and what only testing reads (test / val settings, the tracker's
-    thresholds and the official ones the zoo scales), so that test settings can change without training again."""
+    """A hash of what decides a training's result: the resolved config (its seed included) and the CPU kernel
+    setting (:func:`cpu_kernels`, where one is set), less the progress display's label and expected time
+    (``zoo_seconds_per_iter``) and what only testing reads (test / val settings, the tracker's thresholds and the
+    official ones the zoo scales), so that test settings can change without training again."""
     settings = {key: value for key, value in cfg.to_dict().items()
                 if not key.startswith(('test_', 'val_')) and key not in UNTRAINED_KEYS}
     if any(h.get('type') == 'AdaptiveThreadsHook' for h in settings.get('custom_hooks') or []):
         settings['adaptive_threads'] = True  # its thread switches change the sums: not the same training
     settings['custom_hooks'] = [h for h in settings.get('custom_hooks') or [] if h.get('type') not in RUN_HOOKS]
     settings['model'] = _training_settings(settings.get('model', {}))
+    if cpu_kernels():
+        settings['cpu_kernels'] = cpu_kernels()
     text = json.dumps(settings, sort_keys=True, default=repr)
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env python
+"""The spread of make demo's verdict: every learned part of the zoo trained with several seeds, and once more under
+another CPU kernel setting, each tracker's test HOTA over the runs and its dev HOTA.
+
+    python tools/benchmark/demo_spread.py [--seeds 0 1 2] [--kernels avx2] [--work-dir work_dirs/zoo_benchmark]
+        [--machine TEXT] [-- ZOO_BENCHMARK_OPTIONS ...]
+
+Each run is ``tools/zoo_benchmark.py --seed S`` (with ``ATEN_CPU_CAPABILITY=K`` for a kernel run, on the first
+seed). The first seed's plain run is make demo's own work dir (its trainings reused: a finished make demo costs
+nothing here); the others go to ``WORK_DIR/spread/seed<S>[-<K>]``, and a finished run is read again, not rerun.
+Prints a table (each run's HOTA, min / mean / max, dev HOTA, whether the minimum is 20 or more) and saves
+``WORK_DIR/spread/spread.json`` and ``spread.png``. About 10 minutes a run on 2 cores.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+
+
+def cpu_name() -> str:
+    """This machine's CPU model and core count, as /proc/cpuinfo names it (the platform's name elsewhere)."""
+    import os
+    try:
+        with open('/proc/cpuinfo', encoding='utf-8') as f:
+            model = next(line.split(':', 1)[1].strip() for line in f if line.startswith('model name'))
+    except (OSError, StopIteration):
+        model = platform.processor() or platform.machine()
+    return f'{model}, {os.cpu_count()} cores'
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2], help='training seeds (default 0 1 2)')
+    parser.add_argument('--kernels', nargs='*', default=['avx2'], metavar='K',
+                        help='ATEN_CPU_CAPABILITY settings run on the first seed (default avx2; none: no such run)')
+    parser.add_argument('--work-dir', default='work_dirs/zoo_benchmark', help="make demo's work dir")
+    parser.add_argument('--machine', default=None, help='the machine named in the table (default: the CPU model)')
+    argv = list(argv) if argv is not None else None
+    if argv is None:
+        import sys
+        argv = sys.argv[1:]
+    zoo_args = argv[argv.index('--') + 1:] if '--' in argv else []
+    args = parser.parse_args(argv[:argv.index('--')] if '--' in argv else argv)
+    if len(set(args.seeds)) != len(args.seeds):
+        parser.error(f'--seeds must differ, got {args.seeds}')
+    return args, zoo_args
+
+
+def main(argv: list[str] | None = None) -> dict:
+    from vastmat.experiments.demo_spread import demo_spread
+    args, zoo_args = parse_args(argv)
+    return demo_spread(args.seeds, args.kernels, args.work_dir, zoo_args, args.machine or cpu_name())
+
+
+if __name__ == '__main__':
+    from vastmat.engine.cli import run_cli
+    run_cli(main)

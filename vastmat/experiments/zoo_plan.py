@@ -1,0 +1,120 @@
+"""How long the zoo benchmark is expected to take, laid out as the run lays it out: first, in this process, the
+detector and the trainings that several trackers start from (:func:`vastmat.experiments.zoo.shared_sources`), then
+each tracker a task (its own trainings, then its tests), pulled by ``workers`` processes longest first; a tracker that
+tests another's checkpoint (TCEI) starts when that one ends.
+
+Every training's pace is its config's ``zoo_seconds_per_iter``: seconds an iteration at one thread in a worker with
+another worker beside it on 2 cores, measured by ``make demo``. In this process, or with one worker, trainings run at
+``--threads`` (2) alone, :data:`TWO_THREADS_SPEEDUP` times faster.
+"""
+from __future__ import annotations
+
+import os.path as osp
+from dataclasses import dataclass
+
+from vastmat.models.trackers.zoo import ZooTracker
+
+from .zoo import NUM_CHECKPOINTS, ZooContext, shared_sources, task_trainings, training_config, training_plan
+from .zoo_training import expected_seconds, find_training, set_schedule
+
+# Measured on the build machine (2-core AMD EPYC, AVX-512), make demo's trainings: an iteration at 2 threads alone
+# against 1 thread in a worker beside another.
+TWO_THREADS_SPEEDUP = 1.35
+# Seconds of one test of a joint or end-to-end model on the demo's dev or test videos (the runner built, its
+# checkpoint loaded, 80-120 frames tracked, TrackEval), one of a tracker on cached detections, and one ReID feature
+# dump of both detection sets; measured by make demo.
+MODEL_TEST_SECONDS = 1.9
+CACHED_RUN_SECONDS = 0.4
+FEATURE_DUMP_SECONDS = 10.5
+DETECTIONS_SECONDS = 5.0  # the detector's two test passes and box dumps
+REPORT_SECONDS = 8.0  # the start (imports, the plan) and the report (tables, plots, the HTML page)
+
+
+@dataclass
+class TaskPlan:
+    """One tracker's task: what it trains ``[(label, seconds)]``, its tests' seconds, and the tracker it waits for."""
+
+    name: str
+    trainings: list[tuple[str, float]]
+    test_seconds: float
+    after: str | None = None
+
+    @property
+    def seconds(self) -> float:
+        return sum(s for _, s in self.trainings) + self.test_seconds
+
+
+def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str]) -> float:
+    """Expected seconds of a tracker's tests: its calibration on the dev videos, one test per kept checkpoint and
+    one per further matcher."""
+    extra = len(matchers) - 1 if member.takes_matcher else 0
+    if not member.on_cached_detections:
+        from mmengine.config import Config
+        calibrated = ctx.calibration_split is not None and Config.fromfile(member.demo_config).get(
+            'zoo_official_thresholds')
+        runs = (len(ctx.threshold_scales) if calibrated else 0) + NUM_CHECKPOINTS + extra
+        return runs * MODEL_TEST_SECONDS
+    if not member.demo_parts:
+        return (1 + extra) * CACHED_RUN_SECONDS
+    dumps = NUM_CHECKPOINTS if 'features' in member.demo_parts else 0
+    return dumps * FEATURE_DUMP_SECONDS + (NUM_CHECKPOINTS + extra) * CACHED_RUN_SECONDS
+
+
+def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, ZooTracker], matchers: list[str],
+               workers: int, detector: str | None = None) -> tuple[list[tuple[str, float]], list[TaskPlan]]:
+    """``(what runs first here [(label, seconds)], one TaskPlan per member)``, untrained trainings only, each at the
+    pace of where it runs (``workers`` 1: all here, at 2 threads); ``detector``: the config whose boxes the trackers
+    on cached detections read, trained (where it is not yet) and tested first."""
+    selected = {m.name for m in members}
+    shared = set(shared_sources(members, by_name)) if workers > 1 else set()
+    here_pace = 1 / TWO_THREADS_SPEEDUP
+    task_pace = 1.0 if workers > 1 else here_pace
+    first, tasks, planned = [], [], set()
+    if detector is not None:
+        cfg = training_config(ctx, detector, 'detector')
+        set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
+        if find_training(cfg) is None:
+            first.append((f'detector: {osp.basename(detector)}', expected_seconds(cfg, ctx.train_iters) * here_pace))
+        first.append(('its detections', DETECTIONS_SECONDS))
+        planned.add(detector)
+    for member in members:
+        chain = task_trainings(member, by_name, selected)
+        trainings = []
+        for label, config, seconds in training_plan(ctx, [member]):
+            if seconds is None or config not in chain or config in planned:
+                continue
+            planned.add(config)
+            if config in shared:
+                first.append((label, seconds * here_pace))
+            else:
+                trainings.append((label, seconds * task_pace))
+        after = member.checkpoint_of if member.checkpoint_of in selected else None
+        tasks.append(TaskPlan(member.name, trainings, test_seconds(ctx, member, matchers) * task_pace, after))
+    return first, tasks
+
+
+def longest_first(tasks: list[TaskPlan]) -> list[TaskPlan]:
+    """The order in which the workers pull the tasks: the longest chain first (a task with the ones that wait for
+    it), so that the last task to start is a short one."""
+    chain = {t.name: t.seconds + sum(o.seconds for o in tasks if o.after == t.name) for t in tasks}
+    return sorted(tasks, key=lambda t: -chain[t.name])
+
+
+def makespan(tasks: list[TaskPlan], workers: int) -> float:
+    """Seconds until the last task ends when ``workers`` pull ``tasks`` in order, each the first one ready (a task
+    waits for the one it names in ``after``)."""
+    free = [0.0] * max(1, workers)
+    ended: dict[str, float] = {}
+    waiting = list(tasks)
+    while waiting:
+        worker = min(range(len(free)), key=free.__getitem__)
+        now = free[worker]
+        ready = [t for t in waiting if t.after is None or t.after not in {w.name for w in waiting}
+                 and ended.get(t.after, 0.0) <= now]
+        if not ready:  # every waiting task waits for one still running: this worker idles until the first ends
+            free[worker] = min(ended[t.after] for t in waiting if t.after in ended)
+            continue
+        task = ready[0]
+        waiting.remove(task)
+        free[worker] = ended[task.name] = now + task.seconds
+    return max(free)
