@@ -197,10 +197,11 @@ def plugins_from(site: str, monkeypatch):
 
 @pytest.fixture(scope='session')
 def demo_root(tmp_path_factory):
-    """The rendered demo VastMAT dataset (12 frames a video), made once per session."""
+    """The rendered demo VastMAT dataset (12 frames a video, without the extra test videos: 3 Protocol 1 test
+    videos), made once per session."""
     from vastmat.datasets.demo_data import make_demo_dataset
     root = str(tmp_path_factory.mktemp('demo_vastmat'))
-    make_demo_dataset(root, num_frames=12, seed=0)
+    make_demo_dataset(root, num_frames=12, seed=0, extra_test_videos=())
     return root
 
 

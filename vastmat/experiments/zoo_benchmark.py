@@ -127,7 +127,8 @@ def member_task(task: MemberTask) -> dict:
     start = time.perf_counter()
     with torch_threads(1):  # a worker a core
         result = run_member(task.args, task.ctx, by_name[task.name], task.detections, by_name)
-    return dict(result=result, seconds=time.perf_counter() - start, host=socket.gethostname(), pid=os.getpid())
+    return dict(result=result, seconds=time.perf_counter() - start, host=socket.gethostname(), pid=os.getpid(),
+                trainings=task.ctx.trainings)
 
 
 def print_member(name: str, result: dict, console: Console) -> None:
@@ -171,6 +172,8 @@ def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTrac
 
     def done(task: MemberTask, reply: dict) -> None:
         finished.add(task.name)
+        # what this run trained, for the tasks still to start (TCEI tests the MOTIP that this run trained)
+        task_ctx.trainings.update({c: t for c, t in reply['trainings'].items() if c not in task_ctx.trainings})
         console.print(f'{step} {ctx.protocol}: {task.name} ({reply["seconds"]:.0f} s, {args.launcher} worker '
                       f'{reply["pid"]} on {reply["host"]})')
         if reply['result'] is not None:

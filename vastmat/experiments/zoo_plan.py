@@ -20,12 +20,12 @@ from .zoo_training import expected_seconds, find_training, set_schedule
 # Measured on the build machine (2-core AMD EPYC, AVX-512), make demo's trainings: an iteration at 2 threads alone
 # against 1 thread in a worker beside another.
 TWO_THREADS_SPEEDUP = 1.35
-# Seconds of one test of a joint or end-to-end model on the demo's dev or test videos (the runner built, its
-# checkpoint loaded, 80-120 frames tracked, TrackEval), one of a tracker on cached detections, and one ReID feature
-# dump of both detection sets; measured by make demo.
-MODEL_TEST_SECONDS = 1.9
-CACHED_RUN_SECONDS = 0.4
-FEATURE_DUMP_SECONDS = 10.5
+# Seconds of one test of a joint or end-to-end model (the runner built and its checkpoint loaded, then each frame
+# tracked, and TrackEval), of one tracker run on cached detections, and of one ReID feature dump of both detection
+# sets, each a fixed part plus a part a frame; measured by make demo on the demo's dev (80 frames) and test videos.
+MODEL_TEST_SECONDS = (1.0, 0.0075)
+CACHED_RUN_SECONDS = (0.2, 0.002)
+FEATURE_DUMP_SECONDS = (3.0, 0.06)
 DETECTIONS_SECONDS = 5.0  # the detector's two test passes and box dumps
 REPORT_SECONDS = 8.0  # the start (imports, the plan) and the report (tables, plots, the HTML page)
 
@@ -44,20 +44,34 @@ class TaskPlan:
         return sum(s for _, s in self.trainings) + self.test_seconds
 
 
+def split_frames(ctx: ZooContext, split: str | None) -> int:
+    """Frames of the protocol's ``split`` videos (None: the test videos the zoo tracks, ``ctx.videos``)."""
+    from vastmat.datasets.formats import read_seqinfo
+    from vastmat.datasets.sequences import read_split
+    videos = ctx.videos if split is None else read_split(ctx.data_root, ctx.protocol, split)
+    return sum(int(read_seqinfo(osp.join(ctx.data_root, 'videos', v, 'seqinfo.ini'))['seqLength']) for v in videos)
+
+
+def _seconds(cost: tuple[float, float], frames: int) -> float:
+    return cost[0] + cost[1] * frames
+
+
 def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str]) -> float:
     """Expected seconds of a tracker's tests: its calibration on the dev videos, one test per kept checkpoint and
-    one per further matcher."""
+    one per further matcher on the test videos."""
     extra = len(matchers) - 1 if member.takes_matcher else 0
+    test = split_frames(ctx, None)
     if not member.on_cached_detections:
         from mmengine.config import Config
         calibrated = ctx.calibration_split is not None and Config.fromfile(member.demo_config).get(
             'zoo_official_thresholds')
-        runs = (len(ctx.threshold_scales) if calibrated else 0) + NUM_CHECKPOINTS + extra
-        return runs * MODEL_TEST_SECONDS
+        dev = split_frames(ctx, ctx.calibration_split) if calibrated else 0
+        return ((len(ctx.threshold_scales) * _seconds(MODEL_TEST_SECONDS, dev) if calibrated else 0.0)
+                + (NUM_CHECKPOINTS + extra) * _seconds(MODEL_TEST_SECONDS, test))
     if not member.demo_parts:
-        return (1 + extra) * CACHED_RUN_SECONDS
+        return (1 + extra) * _seconds(CACHED_RUN_SECONDS, test)
     dumps = NUM_CHECKPOINTS if 'features' in member.demo_parts else 0
-    return dumps * FEATURE_DUMP_SECONDS + (NUM_CHECKPOINTS + extra) * CACHED_RUN_SECONDS
+    return dumps * _seconds(FEATURE_DUMP_SECONDS, test) + (NUM_CHECKPOINTS + extra) * _seconds(CACHED_RUN_SECONDS, test)
 
 
 def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, ZooTracker], matchers: list[str],
