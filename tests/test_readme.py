@@ -34,9 +34,12 @@ TINY = {
     'python tools/train.py configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py': (
         '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2', '2 iterations'),
     'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),
+    'python tools/data/make_demo_data.py --out data/demo': ('{command} --frames 12', '12 frames a video'),
     'python tools/benchmark/convergence.py': ('{command} --train-iters 2 --trackers ByteTrack DiffMOT',
                                               "the zoo's 2-iteration trainings, the detector and D2MP"),
     'python tools/benchmark/overfit.py': ('{command} --train-iters 2', 'a 2-iteration training'),
+    'python tools/benchmark/demo_spread.py': ('{command} --seeds 0 --kernels',
+                                              "the first seed only: it reads the tiny make demo's zoo.json"),
     'python tools/analysis/association_split.py': (
         'python tools/analysis/association_split.py --work-dir work_dirs/zoo_benchmark '
         '--results ByteTrack=work_dirs/zoo_benchmark/protocol1/ByteTrack/original/results',
@@ -259,6 +262,9 @@ def test_readme_commands_run(chain, tmp_path, monkeypatch):
     env = dict(os.environ, PATH=os.pathsep.join([bin_dir, osp.dirname(sys.executable), os.environ['PATH']]),
                PYTHONPATH=os.pathsep.join([str(tmp_path / 'site'), REPO, osp.join(REPO, 'tests', 'helpers')]),
                PYTHON=sys.executable)
+    if chain == 'demo':  # make demo's data, smaller: 12 frames a video, the 3 test videos of the split it draws
+        from vastmat.datasets.demo_data import make_demo_dataset
+        make_demo_dataset(osp.join(root, 'data', 'demo'), num_frames=12, extra_test_videos=())
     ran, timings = [], []
     for command in chain_commands(chain):
         expanded = _expand(command, tmp_path)

@@ -140,10 +140,13 @@ def render_video(rng: np.random.Generator, video_dir: str, spec: list[tuple[str,
 
 
 def make_demo_dataset(root: str, num_frames: int = 40, height: int = 144, width: int = 192, seed: int = 0,
-                      videos: tuple = DEMO_VIDEOS, extra_test_videos: tuple = EXTRA_TEST_VIDEOS) -> dict:
+                      videos: tuple = DEMO_VIDEOS, extra_test_videos: tuple | None = None) -> dict:
     """Write the demo dataset under ``root``; returns the split statistics of both protocols. The splits are drawn
-    over ``videos``; ``extra_test_videos`` (rendered after them) join Protocol 1's test split, and Protocol 2's test
-    or train split by their categories."""
+    over ``videos``; ``extra_test_videos`` (rendered after them; default :data:`EXTRA_TEST_VIDEOS` with the demo's
+    own videos, none with others) join Protocol 1's test split, and Protocol 2's test or train split by their
+    categories."""
+    if extra_test_videos is None:
+        extra_test_videos = EXTRA_TEST_VIDEOS if videos == DEMO_VIDEOS else ()
     rng = np.random.default_rng(seed)
     video_categories = {}
     for name, spec in (*videos, *extra_test_videos):
