@@ -7,8 +7,8 @@ learns and tracking the test videos.
 * joint and end-to-end models (FairMOT, QDTrack, TransTrack, MOTIP): their ``zoo_demo_config`` trained on the train
   videos and tested whole; TCEI tests MOTIP's checkpoint (``zoo_checkpoint_of``).
 
-Each learned tracker is scored at every kept checkpoint (HOTA against training minutes, the first checkpoint beside
-the last); the last checkpoint runs once per matcher where the tracker takes one.
+Each learned tracker is scored at the first and the last of its kept checkpoints (HOTA against training minutes);
+the last checkpoint runs once per matcher where the tracker takes one.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ from .zoo_training import Training, detect, expected_seconds, find_training, sca
 TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
 DONE = 'dump_done.json'  # written last in a feature dump's folder
 DEMO_DETECTOR = config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')  # the demo data's detector
-NUM_CHECKPOINTS = 3  # scored checkpoints of every learned part: HOTA against training minutes
+NUM_CHECKPOINTS = 3  # kept checkpoints of every learned part (tools/benchmark/convergence.py scores each)
+SCORED_CHECKPOINTS = 2  # of them the zoo scores the first and the last: HOTA against training minutes
 PART_LABELS = dict(features='ReID model (features)', motion='D2MP (motion)')
 # The zoo's one threshold rule for its tiny models: each declares its official score thresholds
 # (``zoo_official_thresholds``) and is tested at the official ones times the scale of this grid that tracks the
@@ -309,7 +310,7 @@ def run_cached_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], 
     training = train(ctx, config, f'{member.name} {kind}')
     out['training'] = dict(config=config, checkpoint=training.checkpoint, seconds=training.total_seconds,
                            iterations=training.max_iters, reused=training.reused, kind=PART_LABELS.get(kind, kind))
-    for iteration, checkpoint in training.checkpoints:
+    for iteration, checkpoint in scored_checkpoints(training):
         last = iteration == training.checkpoints[-1][0]
         roots = part_inputs(ctx, kind, config, training, iteration, checkpoint, det_root, extra_det_roots)
         for matcher in (matchers if last else ['original']):
@@ -320,6 +321,12 @@ def run_cached_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], 
             if last:
                 out['runs'][matcher] = run
     return out
+
+
+def scored_checkpoints(training: Training) -> list[tuple[int, str]]:
+    """The kept checkpoints the zoo scores (:data:`SCORED_CHECKPOINTS`): the first and the last; the one between
+    them costs a test, or a ReID feature dump, of every test video and is the convergence benchmark's."""
+    return [training.checkpoints[0]] + training.checkpoints[1:][-(SCORED_CHECKPOINTS - 1):]
 
 
 def curve_point(training: Training, iteration: int, run: dict) -> dict:
@@ -381,7 +388,7 @@ def run_model_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], m
         cfg.merge_from_dict(calibration['thresholds'])
         out['thresholds'] = calibration
     scale = calibration['scale'] if calibration is not None else None
-    for iteration, checkpoint in training.checkpoints:
+    for iteration, checkpoint in scored_checkpoints(training):
         last = iteration == training.checkpoints[-1][0]
         for matcher in (matchers if last and member.takes_matcher else ['original']):
             run_dir = model_run_dir(training, member.name, ctx.preset, iteration, matcher, scale)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from vastmat.models.trackers.zoo import ZooTracker
 
-from .zoo import NUM_CHECKPOINTS, ZooContext, shared_sources, task_trainings, training_config, training_plan
+from .zoo import (NUM_CHECKPOINTS, SCORED_CHECKPOINTS, ZooContext, shared_sources, task_trainings, training_config,
+                  training_plan)
 from .zoo_training import expected_seconds, find_training, set_schedule
 
 # Measured on the build machine (2-core AMD EPYC, AVX-512), make demo's trainings: an iteration at 2 threads alone
@@ -67,11 +68,12 @@ def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str]) -> fl
             'zoo_official_thresholds')
         dev = split_frames(ctx, ctx.calibration_split) if calibrated else 0
         return ((len(ctx.threshold_scales) * _seconds(MODEL_TEST_SECONDS, dev) if calibrated else 0.0)
-                + (NUM_CHECKPOINTS + extra) * _seconds(MODEL_TEST_SECONDS, test))
+                + (SCORED_CHECKPOINTS + extra) * _seconds(MODEL_TEST_SECONDS, test))
     if not member.demo_parts:
         return (1 + extra) * _seconds(CACHED_RUN_SECONDS, test)
-    dumps = NUM_CHECKPOINTS if 'features' in member.demo_parts else 0
-    return dumps * _seconds(FEATURE_DUMP_SECONDS, test) + (NUM_CHECKPOINTS + extra) * _seconds(CACHED_RUN_SECONDS, test)
+    dumps = SCORED_CHECKPOINTS if 'features' in member.demo_parts else 0
+    return dumps * _seconds(FEATURE_DUMP_SECONDS, test) + (SCORED_CHECKPOINTS + extra) * _seconds(
+        CACHED_RUN_SECONDS, test)
 
 
 def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, ZooTracker], matchers: list[str],
