@@ -112,8 +112,9 @@ def summarise(results: dict[str, dict]) -> dict[str, dict]:
 
 def print_spread(summary: dict, runs: list[str], machine: str) -> None:
     """The spread table: one row per tracker, each run's test HOTA, min / mean / max, dev HOTA, the verdict."""
-    from rich.console import Console
     from rich.table import Table
+
+    from .zoo_report import make_console
     table = Table(title=f'make demo over seeds and CPU kernels ({PROTOCOL} test videos, HOTA %; {machine})')
     for column in ['tracker', *runs, 'min', 'mean', 'max', 'dev (min-max)', f'min >= {100 * FLOOR:.0f}']:
         table.add_column(column, justify='left' if column == 'tracker' else 'right')
@@ -122,7 +123,7 @@ def print_spread(summary: dict, runs: list[str], machine: str) -> None:
         table.add_row(tracker, *(f'{100 * row["runs"][r]:.1f}' if r in row['runs'] else '-' for r in runs),
                       f'{100 * row["min"]:.1f}', f'{100 * row["mean"]:.1f}', f'{100 * row["max"]:.1f}', dev,
                       'yes' if row['holds'] else '[bold red]no[/]')
-    Console().print(table)
+    make_console().print(table)
 
 
 def plot_spread(summary: dict, path: str) -> None:
