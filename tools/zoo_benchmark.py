@@ -25,10 +25,10 @@ Steps, per protocol (the expected time is printed first, each stage's time when 
    W/hota_cdf.png (per-video HOTA), W/hota_by_tracker.png, W/hota_vs_training.png; each run's results and metrics
    under W/<protocol>/.
 
-``--launcher ray`` (a local ray of ``--workers`` CPUs, or the cluster of ``RAY_ADDRESS``) or ``--workers N`` local
-processes run the trackers of step 3 as tasks, ``--workers`` at a time, each with one thread (docs/scaling.md): the
-trainings that the trackers' trainings start from (a backbone, an earlier stage) are trained first, here, and TCEI
-waits for MOTIP's.
+By default the trackers of step 3 are tasks of ``--workers 2`` local processes of one thread each, the longest
+first (``--workers 1``: one after another, here, at ``--threads``); ``--launcher ray`` runs them on a local ray of
+``--workers`` CPUs or the cluster of ``RAY_ADDRESS`` (docs/scaling.md). The trainings that several tasks start from
+(the demo YOLOX's backbone) are trained first, here, and TCEI waits for MOTIP's task.
 
 The console shows the steps, progress (plain lines at least every 30 s when it is not a terminal) and the tables;
 the runners' full logs stay in their work dirs.
