@@ -13,7 +13,7 @@ _base_ = ['./motip_tiny_zoo_vastmat-demo.py']
 
 zoo_load_from = None  # the first stage (the MOTIP training starts from this one)
 max_iters = 2000
-zoo_seconds_per_iter = 0.078  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
+zoo_seconds_per_iter = 0.077  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
 
 model = dict(only_detr=True, num_train_frames=1)
 # single frames with 1 to 20 evaluated identities (official SAMPLE_LENGTHS [1], as the full-size pre-training)
