@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import sys
 
 
 def cpu_name() -> str:
@@ -35,10 +36,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
                         help='ATEN_CPU_CAPABILITY settings run on the first seed (default avx2; none: no such run)')
     parser.add_argument('--work-dir', default='work_dirs/zoo_benchmark', help="make demo's work dir")
     parser.add_argument('--machine', default=None, help='the machine named in the table (default: the CPU model)')
-    argv = list(argv) if argv is not None else None
-    if argv is None:
-        import sys
-        argv = sys.argv[1:]
+    argv = list(sys.argv[1:] if argv is None else argv)
     zoo_args = argv[argv.index('--') + 1:] if '--' in argv else []
     args = parser.parse_args(argv[:argv.index('--')] if '--' in argv else argv)
     if len(set(args.seeds)) != len(args.seeds):

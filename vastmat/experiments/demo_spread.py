@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vastmat.utils.io import write_json_atomic
+from vastmat.utils.provenance import PACKAGE_ROOT
 
 PROTOCOL = 'protocol1'
 FLOOR = 0.20  # the HOTA every tracker must hold at its worst (issue: "the same verdict on any machine")
@@ -57,7 +58,7 @@ def run_zoo(run: SpreadRun, work_dir: str, zoo_args: list[str], log_path: str) -
     env = dict(os.environ)
     if run.kernels:
         env['ATEN_CPU_CAPABILITY'] = run.kernels
-    tool = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))), 'tools', 'zoo_benchmark.py')
+    tool = osp.join(PACKAGE_ROOT, 'tools', 'zoo_benchmark.py')
     command = [sys.executable, tool, '--seed', str(run.seed), '--work-dir', work_dir, *zoo_args]
     os.makedirs(osp.dirname(log_path) or '.', exist_ok=True)
     start = time.perf_counter()

@@ -326,7 +326,7 @@ def run_cached_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], 
 def scored_checkpoints(training: Training) -> list[tuple[int, str]]:
     """The kept checkpoints the zoo scores (:data:`SCORED_CHECKPOINTS`): the first and the last; the one between
     them costs a test, or a ReID feature dump, of every test video and is the convergence benchmark's."""
-    return [training.checkpoints[0]] + training.checkpoints[1:][-(SCORED_CHECKPOINTS - 1):]
+    return training.checkpoints[:1] + training.checkpoints[1:][-1:]
 
 
 def curve_point(training: Training, iteration: int, run: dict) -> dict:

@@ -143,6 +143,12 @@ def print_member(name: str, result: dict, console: Console) -> None:
             f' (at its checkpoints: {trend})' if len(result['curve']) > 1 else ''))
 
 
+def task_workers(args: argparse.Namespace, members: list[ZooTracker]) -> int:
+    """How many workers take the trackers as tasks; 1: they run one after another here (``--workers 1``, or one
+    tracker with the local launcher)."""
+    return 1 if args.launcher == 'local' and (args.workers <= 1 or len(members) == 1) else args.workers
+
+
 def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTracker], detections: dict | None,
                 step: str, console: Console, order: list[str] | None = None) -> dict:
     """Every selected zoo tracker: ``{tracker: dict(runs={matcher: run}, curve=[...], training=...)}``. One after
@@ -152,7 +158,7 @@ def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTrac
     one is done (no training runs twice at once)."""
     by_name = {m.name: m for m in zoo_trackers()}
     out = {}
-    if args.launcher == 'local' and (args.workers <= 1 or len(members) == 1):
+    if task_workers(args, members) == 1:
         for member in members:
             with Stage(f'{step} {ctx.protocol}: {member.name}', console):
                 result = run_member(args, ctx, member, detections, by_name)
@@ -202,7 +208,7 @@ def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dic
     """What will be trained and how long it is expected to take (:mod:`.zoo_plan`: each training's measured pace,
     the tasks laid out on the workers); returns the order in which the workers take the trackers."""
     by_name = {m.name: m for m in zoo_trackers()}
-    workers = args.workers if args.launcher == 'local' else max(args.workers, 1)
+    workers = task_workers(args, members)
     detector = args.det_config if ctx.protocol not in det_roots and any(
         m.on_cached_detections for m in members) else None
     if ctx.protocol in checkpoints:

@@ -58,16 +58,14 @@ def _seconds(cost: tuple[float, float], frames: int) -> float:
     return cost[0] + cost[1] * frames
 
 
-def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str]) -> float:
-    """Expected seconds of a tracker's tests: its calibration on the dev videos, one test per kept checkpoint and
-    one per further matcher on the test videos."""
+def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str], test: int, dev: int) -> float:
+    """Expected seconds of a tracker's tests: its calibration on the dev videos (``dev`` frames), one test per
+    scored checkpoint and one per further matcher on the test videos (``test`` frames)."""
     extra = len(matchers) - 1 if member.takes_matcher else 0
-    test = split_frames(ctx, None)
     if not member.on_cached_detections:
         from mmengine.config import Config
         calibrated = ctx.calibration_split is not None and Config.fromfile(member.demo_config).get(
             'zoo_official_thresholds')
-        dev = split_frames(ctx, ctx.calibration_split) if calibrated else 0
         return ((len(ctx.threshold_scales) * _seconds(MODEL_TEST_SECONDS, dev) if calibrated else 0.0)
                 + (SCORED_CHECKPOINTS + extra) * _seconds(MODEL_TEST_SECONDS, test))
     if not member.demo_parts:
@@ -87,6 +85,8 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
     here_pace = 1 / TWO_THREADS_SPEEDUP
     task_pace = 1.0 if workers > 1 else here_pace
     first, tasks, planned = [], [], set()
+    frames = dict(test=split_frames(ctx, None),
+                  dev=split_frames(ctx, ctx.calibration_split) if ctx.calibration_split is not None else 0)
     if detector is not None:
         cfg = training_config(ctx, detector, 'detector')
         set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
@@ -106,7 +106,8 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
             else:
                 trainings.append((label, seconds * task_pace))
         after = member.checkpoint_of if member.checkpoint_of in selected else None
-        tasks.append(TaskPlan(member.name, trainings, test_seconds(ctx, member, matchers) * task_pace, after))
+        tasks.append(TaskPlan(member.name, trainings, test_seconds(ctx, member, matchers, **frames) * task_pace,
+                              after))
     return first, tasks
 
 

@@ -155,8 +155,9 @@ def _identity(cfg: Config) -> str:
         settings['adaptive_threads'] = True  # its thread switches change the sums: not the same training
     settings['custom_hooks'] = [h for h in settings.get('custom_hooks') or [] if h.get('type') not in RUN_HOOKS]
     settings['model'] = _training_settings(settings.get('model', {}))
-    if cpu_kernels():
-        settings['cpu_kernels'] = cpu_kernels()
+    kernels = cpu_kernels()
+    if kernels:
+        settings['cpu_kernels'] = kernels
     text = json.dumps(settings, sort_keys=True, default=repr)
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
