@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from conftest import REPO, python, run
+from helpers.common import REPO, python, run
 
 EXAMPLE = osp.join(REPO, 'plugins', 'vastmat-example')
 

@@ -1,7 +1,7 @@
 """Registries: children of mmdet's, scope 'vastmat', lazy import of their locations, MATCHERS."""
 import textwrap
 
-from conftest import DEBUG_YOLOX, python
+from helpers.common import DEBUG_YOLOX, python
 
 
 def test_import_is_light_and_registries_are_importable():

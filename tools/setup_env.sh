@@ -143,19 +143,19 @@ log "runtime, test and optional requirements"
     -r "$ROOT/requirements/optional.txt"
 
 if ! "$PY" -c "import ray" >/dev/null 2>&1; then
-    log "ray, the optional launcher of sweeps, tuning and the zoo (tests/test_sweep_ray.py; about 250 MB)"
+    log "ray, the optional launcher of sweeps, tuning and the zoo (tests/experiments/test_sweep_ray.py; about 250 MB)"
     "${PIP[@]}" install -q -r "$ROOT/requirements/ray.txt"
 fi
 
 log "psycopg, the PostgreSQL driver of a shared tuning study (requirements/postgres.txt)"
 "${PIP[@]}" install -q -r "$ROOT/requirements/postgres.txt"
 
-# transformers 5 beside the environment, never in it: tests/test_compat.py puts it on the path of a fresh interpreter to
+# transformers 5 beside the environment, never in it: tests/utils/test_compat.py puts it on the path of a fresh interpreter to
 # check that the stack still imports where a user has it (mmpretrain 1.2.0 breaks there; vastmat/utils/compat.py).
 # Only what the environment lacks goes there: pip resolves against the environment, then those exact versions.
 T5="$VENV/test-sites/transformers5"
 if [[ ! -f "$T5/.complete" ]]; then
-    log "transformers 5 beside the environment ($T5, for tests/test_compat.py)"
+    log "transformers 5 beside the environment ($T5, for tests/utils/test_compat.py)"
     rm -rf "$T5" && mkdir -p "$T5"
     if "${PIP[@]}" install -q --dry-run --report "$T5/.report.json" "transformers>=5,<6" &&
         "$PY" -c 'import json, sys; r = json.load(open(sys.argv[1])); print("\n".join(i["metadata"]["name"] + "==" + i["metadata"]["version"] for i in r["install"]))' \
@@ -163,7 +163,7 @@ if [[ ! -f "$T5/.complete" ]]; then
         "${PIP[@]}" install -q --no-deps --target "$T5" -r "$T5/.requirements.txt"; then
         touch "$T5/.complete"
     else
-        log "transformers 5 could not be installed from the package index: tests/test_compat.py will skip"
+        log "transformers 5 could not be installed from the package index: tests/utils/test_compat.py will skip"
     fi
 fi
 
@@ -185,12 +185,12 @@ apt_install() {  # apt_install WHAT PACKAGE...
 # The PostgreSQL server the tests start and stop (a throwaway cluster: tests/conftest.py postgres_url). Debian's
 # package puts initdb and pg_ctl in /usr/lib/postgresql/<version>/bin, off PATH.
 if ! command -v pg_ctl >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null; then
-    apt_install "PostgreSQL server, for tests/test_tune_postgres.py" postgresql
+    apt_install "PostgreSQL server, for tests/experiments/test_tune_postgres.py" postgresql
 fi
 
-# Headless Chromium and its WebDriver, for the HTML report's browser test (tests/test_report.py) and benchmark
+# Headless Chromium and its WebDriver, for the HTML report's browser test (tests/experiments/test_report.py) and benchmark
 if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
-    apt_install "headless Chromium, for tests/test_report.py" chromium chromium-driver
+    apt_install "headless Chromium, for tests/experiments/test_report.py" chromium chromium-driver
 fi
 
 log "vastmat (editable)"

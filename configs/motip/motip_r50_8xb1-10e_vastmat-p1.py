@@ -7,7 +7,7 @@
 #   ID part     trajectory modelling (two FFN 256-512-256 blocks with LayerNorm); ID decoder: 6 layers, tokens
 #               [feature 256 | ID embedding 256], 16 heads of 32, FFN ratio 2, relative time bias over 30 frames,
 #               ID dictionary K = 50 words + the newborn token; 18.4 M parameters with the trajectory modelling
-#               (tests/test_motip.py derives the whole model's count)
+#               (tests/models/mot/test_motip.py derives the whole model's count)
 #   training    clips of 30 frames (random interval up to 4 frames at 20 FPS), 4 frames with DETR gradients, 6
 #               ID-label groups per clip, trajectory occlusion 0.5 and switch 0.5, ID loss weight 1; AdamW lr 1e-4,
 #               backbone x0.1, sampling_offsets / reference_points x0.05, weight decay 5e-4, gradients clipped to

@@ -4,7 +4,7 @@
 #   network     ResNet-50 (ImageNet), 4 levels, 6 + 6 layers, d 256, FFN 1024, dropout 0.1, 8 heads, 4 points,
 #               num_queries 500 (query_embedding 500 x 512), with_box_refine, not two-stage; one class `animal`
 #               (the official MOT model has 20 logits and scores class 1); 47,119,968 parameters
-#               (tests/test_transtrack.py derives them from the official model)
+#               (tests/models/mot/test_transtrack.py derives them from the official model)
 #   input       train: flip 0.5, then either a short side in 480..800 (step 32, long side <= 1333), or a short side
 #               in {800, 1000, 1200}, a random 800..1200 crop and a short side in 480..800 (make_mot_transforms
 #               'train'; boxes not clipped); test: short side 800, long side <= 1333; ImageNet mean / std, RGB

@@ -1,4 +1,4 @@
-"""A hook for tests/test_kill_resume.py: after the iteration ``$VASTMAT_TEST_PAUSE_AFTER_ITER`` (1-based; its
+"""A hook for tests/engine/test_kill_resume.py: after the iteration ``$VASTMAT_TEST_PAUSE_AFTER_ITER`` (1-based; its
 checkpoint, if any, already written) it creates the file ``$VASTMAT_TEST_PAUSE_SIGNAL`` and sleeps, so that the test
 SIGKILLs the run at a known point instead of racing it."""
 import os

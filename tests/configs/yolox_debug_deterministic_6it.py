@@ -1,5 +1,5 @@
 # The debug YOLOX (configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py) made deterministic for the kill-and-resume
-# test (tests/test_kill_resume.py): no random augmentation (no Mosaic / RandomAffine / MixUp / HSV / flip), a seeded
+# test (tests/engine/test_kill_resume.py): no random augmentation (no Mosaic / RandomAffine / MixUp / HSV / flip), a seeded
 # sampler, no validation; 6 iterations with a checkpoint every 2. kill_pause_hook.py's hook pauses the run after the
 # iteration named by $VASTMAT_TEST_PAUSE_AFTER_ITER, so that a test can SIGKILL it there.
 _base_ = ['../../configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py']

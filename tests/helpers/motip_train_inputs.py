@@ -1,4 +1,4 @@
-"""The fixed training batch and sizes of MOTIP's one-batch golden test (tests/test_motip_golden_train.py), shared
+"""The fixed training batch and sizes of MOTIP's one-batch golden test (tests/models/mot/test_motip_golden_train.py), shared
 with its driver (tests/fixtures/motip_train_official/make_golden.py), and the digest that keeps large gradients
 small in the fixture."""
 from __future__ import annotations

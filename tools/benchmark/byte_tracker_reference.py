@@ -9,7 +9,7 @@ official ``yolox/tracker/byte_tracker.py`` is: one object per track, one Kalman 
 Both run on the same cached detections, timed as tools/benchmark/association_speed.py times its trackers (only
 ``update``, the best of ``--repeats`` per video, interleaved; vastmat.experiments.association_speed); it reports
 the frames/s of both and whether their tracks are identical (ids, and boxes to 1e-6, in every frame). The oracle of
-the port is the official code's own output (tests/test_bytetrack_golden.py), not this file. Not registered, not part
+the port is the official code's own output (tests/models/trackers/test_bytetrack_golden.py), not this file. Not registered, not part
 of the package: nothing imports it.
 """
 from __future__ import annotations

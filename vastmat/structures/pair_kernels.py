@@ -6,7 +6,7 @@ its arithmetic; :class:`.PairGeometry` builds an IoU matrix from ~15 of them (~2
 (issue 30: the per-frame time of the trackers is that overhead). No well-kept library offers these small pairwise
 kernels (scipy's cdist has no IoU and the same call overhead; torchvision's box_iou runs on tensors and has no +1
 pixel convention). Each loop performs the numpy formula's operations in the same order, so the results equal the
-numpy path's bit for bit (tests/test_association.py checks them on random boxes).
+numpy path's bit for bit (tests/models/association/test_association.py checks them on random boxes).
 
 ``one`` is 1.0 for the +1 pixel convention of the original trackers (``cython_bbox``: a box spans ``x2 - x1 + 1``
 pixels), else 0.0. ``cache=True`` keeps the compiled code in ``__pycache__`` beside this file: the first process

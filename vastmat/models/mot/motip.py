@@ -161,7 +161,7 @@ class MOTIP(TrackingByDetection):
         last auxiliary layer) with more than one decoder layer, else -1. A faithful quirk of the official code: its
         ``SetCriterion.forward`` (models/deformable_detr/deformable_detr.py) reassigns ``indices`` in the loop over
         the auxiliary outputs and returns those, and ``train.py`` gathers ``hs[-1]`` with them
-        (tests/test_motip_golden_train.py). The ``id_matching_layer`` argument overrides it."""
+        (tests/models/mot/test_motip_golden_train.py). The ``id_matching_layer`` argument overrides it."""
         if self._id_matching_layer is not None:
             return self._id_matching_layer
         return -2 if self.detector.bbox_head.num_pred_layer > 1 else -1

@@ -16,7 +16,7 @@ every other key                                ``detector.`` + the Deformable DE
 
 The official input projections have a bias before GroupNorm: the neck is ``ChannelMapper(bias=True)`` in
 ``configs/_base_/models/deformable-detr-refine_r50_1class.py``. A converted checkpoint then loads into the full-size
-TransTrack with no missing or unexpected key (tests/test_transtrack_golden.py).
+TransTrack with no missing or unexpected key (tests/models/mot/test_transtrack_golden.py).
 """
 from __future__ import annotations
 

@@ -287,7 +287,7 @@ class D2MP(BaseModel):
 # ------------------------------------------------------------------------------------------------ inference path
 # Written by hand for speed (no library offers it): per frame the tracker predicts every track in one call, and on a
 # CPU the module path spends much of its time in operations whose results are not needed. Same function as the
-# modules in eval mode, up to float32 rounding (tests/test_diffmot.py):
+# modules in eval mode, up to float32 rounding (tests/models/trackers/test_diffmot.py):
 # * the history encoder's last layer only needs its first token's output (keys and values still use all tokens);
 # * HMINet's attention runs over one token: softmax of one score is 1, so the attention output is
 #   out_proj(v_proj(x)); the query and key projections are skipped.

@@ -8,7 +8,7 @@ and gate every track of a frame at once: each step is one compiled loop over the
 (``predict``, ``update``). A filter is its noise: the standard deviation of each noise entry is ``weight * state[source]
 + const`` (the height for xyah, the width or height for xywh), declared here once and read by the loops and by
 :meth:`KalmanFilterXYAH.measurement_noise`. Checked against mmdet's filter track by track in
-tests/test_kalman_filter.py.
+tests/models/motion/test_kalman_filter.py.
 """
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ Subclasses (TCEI) hook in at :meth:`~MOTIPTracker.id_logits` (logits and the id 
 :meth:`~MOTIPTracker.update_trajectories`, :meth:`~MOTIPTracker.remove_inactive` and :meth:`~MOTIPTracker.reset`;
 ``id_label_to_id`` maps a label to its official id (from 0; reported + 1).
 
-Checked against the official ``RuntimeTracker``'s own output in tests/test_motip_tracker.py
+Checked against the official ``RuntimeTracker``'s own output in tests/models/trackers/test_motip_tracker.py
 (tests/fixtures/motip_tracker_official).
 """
 from __future__ import annotations
@@ -373,7 +373,7 @@ class MOTIPTracker(BaseTracker):
         window token's keys and values were computed once, when its frame entered the window
         (:meth:`update_trajectories`, :class:`WindowKeysValues`), and the detections are decoded against them
         (``MOTIPIDDecoder.decode_against_keys_values``: the decoder's forward without the masked tokens; equal to
-        it within float rounding, tests/test_motip_modules.py)."""
+        it within float rounding, tests/models/trackers/test_motip_modules.py)."""
         keys_values, padding, rel_times = self.window_keys_values.view(self.window_frame + 1)
         return self.id_decoder.decode_against_keys_values(features, keys_values, padding, rel_times)
 

@@ -40,7 +40,7 @@ matcher with S in [0, 1] (a pair a matcher's gate rejects costs 1 and is never k
 GIoU in float32, this port in float64: decisions can differ only for pairs within float32 rounding of the
 threshold or for near-equal assignments.
 
-Checked against the official code's own output in tests/test_transtrack_tracker.py (tests/fixtures/
+Checked against the official code's own output in tests/models/trackers/test_transtrack_tracker.py (tests/fixtures/
 transtrack_official).
 """
 from __future__ import annotations

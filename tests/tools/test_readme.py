@@ -1,0 +1,341 @@
+"""Every command of the ```bash blocks of README.md and of the pages under docs/ runs, in order, in a scratch copy of
+the repository's working layout; every page of docs/ is linked from README.md, and every relative link resolves.
+
+The quick ones run as written; the long ones (detector training, the zoo benchmark) run with the tiny settings of
+:data:`TINY`. ``python tools/X.py ...`` runs in this process (conftest ``tool``), other commands (shell scripts,
+pip, console scripts) as subprocesses. A command that needs a GPU, a Slurm cluster or ../shared/data is given the
+nearest local form here (``srun`` is a stand-in that runs the task as one local Slurm task). After each chain,
+:data:`CHECKS` checks what its commands left behind (the two-process runs against the one-process ones among
+them).
+"""
+import json
+import os
+import os.path as osp
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from helpers.common import REPO, SHARED_DATA, assert_same_tracks, free_port, plugins_from, read_results, tool
+
+DOCS = osp.join(REPO, 'docs')
+DEMO_ITERS = 1200  # the demo YOLOX's schedule (configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py)
+
+# a command of the pages (its start) -> (the command the test runs instead, why); None: not run, with the reason
+TINY = {
+    'make test': (None, 'the test suite itself'),
+    'make demo': ('python tools/zoo_benchmark.py --train-iters 2 --trackers ByteTrack --workers 1',
+                  'the zoo benchmark with a 2-iteration detector, ByteTrack only (all eight trackers with 2-iteration '
+                  'trainings: tests/experiments/test_zoo_benchmark.py)'),
+    'python tools/train.py configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py': (
+        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2', '2 iterations'),
+    'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),
+    'python tools/data/make_demo_data.py --out data/demo': ('{command} --frames 12', '12 frames a video'),
+    'python tools/benchmark/convergence.py': ('{command} --train-iters 2 --trackers ByteTrack DiffMOT',
+                                              "the zoo's 2-iteration trainings, the detector and D2MP"),
+    'python tools/benchmark/overfit.py': ('{command} --train-iters 2', 'a 2-iteration training'),
+    'python tools/benchmark/demo_spread.py': ('{command} --seeds 0 --kernels',
+                                              "the first seed only: it reads the tiny make demo's zoo.json"),
+    'python tools/analysis/association_split.py': (
+        'python tools/analysis/association_split.py --work-dir work_dirs/zoo_benchmark '
+        '--results ByteTrack=work_dirs/zoo_benchmark/protocol1/ByteTrack/original/results',
+        "the tiny make demo's ByteTrack results (the learned trackers' split: tests/benchmarks/test_association_split.py)"),
+    'tools/dist_train.sh configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py 2': (
+        '{command} --cfg-options "custom_imports=dict(imports=[\'rank_weights_hook\'], allow_failed_imports=False)" '
+        '"custom_hooks=[dict(type=\'SaveRankWeightsHook\')]"',
+        'every rank also saves its weights (tests/helpers/rank_weights_hook.py), compared after the chain'),
+}
+# applied to every command after TINY: the demo detector's checkpoint of the 2-iteration run
+SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'), )
+# the commands on all 32 videos of AnimalTrack-10fps-sim run on two of them (the golden tests cover all)
+SUBSET = {
+    'tools/analysis/matcher_table.py': ['--videos', 'chicken_3', 'deer_4'],
+    'tools/analysis/sweep.py': ['--videos', 'chicken_3', 'deer_4'],
+    'tools/analysis/motion_matcher_study.py': ['--videos', 'chicken_3', 'deer_4'],
+    'tools/benchmark/association_speed.py': ['--videos', '2', '--repeats', '1'],
+    'tools/benchmark/byte_tracker_reference.py': ['--videos', '2', '--repeats', '1'],
+    'tools/benchmark/test_path.py': ['--repeats', '1'],  # (all 32 videos: about 10 s)
+    # 4 videos, 2 folds, 3 trials in this process (the study's resuming and workers: tests/experiments/test_tune.py)
+    'tools/tune.py': ['--videos', 'chicken_3', 'deer_4', 'goose_4', 'zebra_3', '--folds', '2', '--trials', '3',
+                      '--workers', '1', '--bootstrap', '50'],
+}
+
+
+# the pages' commands in independent chains (each in its own scratch workspace, run in parallel): each chain is
+# (page, its `##` sections or None for all of it) in the order they run. The main chain depends on `make demo`'s
+# outputs (the zoo's work dir and detections) and on the README's quick start (the demo detector's checkpoint and
+# boxes), so every page that reads them follows both in it; the others stand alone (the studies read
+# ../shared/data only)
+CHAINS = {
+    'demo': (('README.md', ('The two commands', )), ('docs/zoo.md', None), ('README.md', ('Quick start', )),
+             ('docs/trackers.md', None), ('docs/sweeps.md', None), ('docs/evaluation.md', None),
+             ('docs/report.md', None), ('docs/matchers.md', ('Matchers and CDA', ))),
+    'data-and-training': (('docs/data.md', None), ('docs/training.md', None)),
+    'studies': (('docs/matchers.md', ('How the trackers use a matcher; the matcher table', )),
+                ('docs/studies.md', None), ('docs/tuning.md', None)),
+    'plugin': (('docs/plugins.md', None), ),
+}
+
+
+# pages whose commands a test of their own runs (they need servers this test does not start)
+OWN_TESTS = {'docs/scaling.md': 'tests/tools/test_scaling.py (a two-node Ray cluster and a PostgreSQL server)'}
+
+
+def doc_pages() -> list[str]:
+    """README.md and the pages of docs/, relative to the repository root."""
+    return ['README.md'] + sorted(f'docs/{name}' for name in os.listdir(DOCS) if name.endswith('.md'))
+
+
+def read_page(page: str) -> str:
+    with open(osp.join(REPO, page), encoding='utf-8') as f:
+        return f.read()
+
+
+def page_sections(text: str) -> dict[str, str]:
+    """A page's ``##`` sections by title; the text before the first one is the section ''."""
+    first, *rest = re.split(r'^## ', text, flags=re.M)
+    sections = {'': first}
+    for section in rest:
+        title = section.splitlines()[0].strip()
+        assert title not in sections, f'two sections named {title!r}'
+        sections[title] = section
+    return sections
+
+
+def readme_commands(text: str, sections: tuple[str, ...] | None = None) -> list[str]:
+    """The commands of a page's ```bash blocks (of the ``##`` sections ``sections``, default all): continuation lines
+    joined, comments dropped."""
+    commands = []
+    for title, section in page_sections(text).items():
+        if sections is not None and title not in sections:
+            continue
+        for block in re.findall(r'```bash\n(.*?)```', section, flags=re.S):
+            joined = re.sub(r'\\\n\s*', ' ', block)
+            for line in joined.splitlines():
+                line = line.split(' # ')[0].strip() if not line.lstrip().startswith('#') else ''
+                if line:
+                    commands.append(line)
+    return commands
+
+
+def chain_commands(chain: str) -> list[str]:
+    """The commands of a chain of :data:`CHAINS`, in the order it runs them."""
+    return [command for page, sections in CHAINS[chain] for command in readme_commands(read_page(page), sections)]
+
+
+def test_readme_has_runnable_commands_only_in_bash_blocks():
+    commands = [c for page in doc_pages() for c in readme_commands(read_page(page))]
+    assert len(commands) >= 15
+    assert not any(re.search(r'\b(DETS|CKPT|ROOT|CONFIG)\b', c) for c in commands), \
+        'placeholders belong in ```text blocks'
+    for prefix in TINY:
+        assert any(c.startswith(prefix) for c in commands), f'TINY names a command the pages lack: {prefix}'
+    for chain, parts in CHAINS.items():
+        for page, sections in parts:
+            assert page in doc_pages(), f'chain {chain}: no page {page}'
+            for title in sections or ():
+                assert readme_commands(read_page(page), (title, )), f'chain {chain}: {page}: no commands in {title!r}'
+    for page in doc_pages():
+        if page in OWN_TESTS:
+            assert readme_commands(read_page(page)) and not any(page == name for parts in CHAINS.values()
+                                                                for name, _ in parts), page
+            continue
+        chained = [c for parts in CHAINS.values() for name, sections in parts if name == page
+                   for c in readme_commands(read_page(page), sections)]
+        assert sorted(chained) == sorted(readme_commands(read_page(page))), \
+            f'{page}: a section with commands is in no chain of CHAINS, or in two'
+
+
+def _without_fences(text: str) -> str:
+    """A page without its fenced blocks (where '#' starts a comment, not a heading)."""
+    kept, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith('```'):
+            fenced = not fenced
+        elif not fenced:
+            kept.append(line)
+    return '\n'.join(kept)
+
+
+def heading_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces to hyphens, ``-1``, ``-2``
+    ... after a repeated one."""
+    anchors, seen = set(), {}
+    for heading in re.findall(r'^#{1,6} (.+)$', _without_fences(text), flags=re.M):
+        slug = re.sub(r'[^\w\- ]', '', heading.strip().lower()).replace(' ', '-')
+        anchors.add(f'{slug}-{seen[slug]}' if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+def page_links(text: str) -> list[str]:
+    """The targets of a page's Markdown links, outside code (fenced blocks and inline code)."""
+    prose = re.sub(r'(`+)(.+?)\1', '', _without_fences(text))
+    return re.findall(r'\[[^\]]*\]\(([^)\s]+)\)', prose)
+
+
+def test_docs_pages_linked_and_links_resolve():
+    readme_targets = {osp.normpath(target.partition('#')[0]) for target in page_links(read_page('README.md'))}
+    for page in doc_pages()[1:]:
+        assert page in readme_targets, f'{page} is not linked from README.md'
+    for page in doc_pages():
+        for target in page_links(read_page(page)):
+            if re.match(r'^[a-z]+:', target):
+                continue  # http(s), mailto
+            path, _, anchor = target.partition('#')
+            resolved = osp.normpath(osp.join(osp.dirname(page), path)) if path else page
+            assert not resolved.startswith('..'), f'{page}: link {target} leaves the repository'
+            assert osp.exists(osp.join(REPO, resolved)), f'{page}: link {target}: no {resolved}'
+            if anchor:
+                assert resolved.endswith('.md') and anchor in heading_anchors(read_page(resolved)), \
+                    f'{page}: link {target}: no heading #{anchor} in {resolved}'
+
+
+def _fake_srun(bin_dir: str) -> None:
+    """An ``srun`` that drops its options and runs the task as Slurm task 0 of 1 on this machine."""
+    script = osp.join(bin_dir, 'srun')
+    with open(script, 'w') as f:
+        f.write('#!/usr/bin/env bash\nwhile [[ "$1" == -* ]]; do [[ "$1" == -p ]] && shift; shift; done\n'
+                'export SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_LOCALID=0 SLURM_NODELIST=localhost '
+                'MASTER_ADDR=127.0.0.1\nexec "$@"\n')
+    os.chmod(script, 0o755)
+
+
+def _run(words: list[str], env: dict, cwd: str, text: str) -> None:
+    """A command as a subprocess; a two-machine ``dist_train.sh`` (NNODES=2) runs both machines' halves here."""
+    if words[0] == 'python':
+        words = [sys.executable, *words[1:]]
+    ranks = [env]
+    if words[0].startswith(('tools/dist_', 'tools/slurm_')):
+        env['PORT'] = env['MASTER_PORT'] = str(free_port())
+        if env.get('NNODES') == '2':
+            ranks = [dict(env, NODE_RANK='0'), dict(env, NODE_RANK='1')]
+    procs = [subprocess.Popen(words, cwd=cwd, env=rank_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) for rank_env in ranks]
+    for proc in procs:
+        output, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, f'{text}\n{output[-4000:]}'
+
+
+def _workspace(tmp) -> str:
+    """A scratch directory that looks like the repository root (configs, tools, vastmat linked; plugins copied, as pip
+    builds in them; data and work_dirs its own; ../shared beside it), so the pages' relative paths resolve and
+    outputs stay out of the checkout."""
+    import shutil
+    root = str(tmp / 'repo')
+    os.makedirs(root)
+    for name in ('configs', 'tools', 'vastmat'):
+        os.symlink(osp.join(REPO, name), osp.join(root, name))
+    shutil.copytree(osp.join(REPO, 'plugins'), osp.join(root, 'plugins'),
+                    ignore=shutil.ignore_patterns('build', '*.egg-info', '__pycache__'))
+    os.symlink(osp.dirname(SHARED_DATA), str(tmp / 'shared'))
+    return root
+
+
+def _expand(command: str, tmp) -> str | None:
+    for prefix, (replacement, _) in TINY.items():
+        if command.startswith(prefix):
+            if replacement is None:
+                return None
+            command = replacement.format(command=command, tmp=tmp)
+            break
+    for old, new in SUBSTITUTIONS:
+        command = command.replace(old, new)
+    return command
+
+
+@pytest.mark.skipif(not osp.isdir(SHARED_DATA), reason=f'{SHARED_DATA}: not found (../shared/data beside the clone)')
+@pytest.mark.parametrize('chain', [pytest.param(name, marks=pytest.mark.xdist_group(f'readme-{name}'))
+                                   for name in CHAINS])
+def test_readme_commands_run(chain, tmp_path, monkeypatch):
+    root = _workspace(tmp_path)
+    bin_dir = str(tmp_path / 'bin')
+    os.makedirs(bin_dir)
+    _fake_srun(bin_dir)
+    monkeypatch.chdir(root)
+    # tests/helpers: the rank-weights hook of TINY's dist_train.sh (a module by its own name: a package named
+    # 'tests' in site-packages would hide this repository's tests/)
+    env = dict(os.environ, PATH=os.pathsep.join([bin_dir, osp.dirname(sys.executable), os.environ['PATH']]),
+               PYTHONPATH=os.pathsep.join([str(tmp_path / 'site'), REPO, osp.join(REPO, 'tests', 'helpers')]),
+               PYTHON=sys.executable)
+    if chain == 'demo':  # make demo's data, smaller: 12 frames a video, the 3 test videos of the split it draws
+        from vastmat.datasets.demo_data import make_demo_dataset
+        make_demo_dataset(osp.join(root, 'data', 'demo'), num_frames=12, extra_test_videos=())
+    ran, timings = [], []
+    for command in chain_commands(chain):
+        expanded = _expand(command, tmp_path)
+        if expanded is None:
+            continue
+        words = shlex.split(expanded)
+        assignments = {}
+        while words and re.match(r'^[A-Z_]+=', words[0]):
+            key, value = words.pop(0).split('=', 1)
+            assignments[key] = value
+        start = time.perf_counter()
+        if words[0] == 'python' and words[1].startswith('tools/') and not assignments:
+            if 'plugins/' in expanded:  # the plugins the chain pip-installed, loaded here as a new process would
+                assert plugins_from(str(tmp_path / 'site'), monkeypatch).loaded
+            subset = SUBSET.get(words[1], []) if 'AnimalTrack-10fps-sim' in expanded else []
+            tool(words[1], *words[2:], *subset)
+        else:
+            _run(words, dict(env, **assignments), root, expanded)
+        ran.append(expanded)
+        timings.append((time.perf_counter() - start, expanded[:100]))
+    print('\n'.join(f'{seconds:6.1f} s  {command}' for seconds, command in sorted(timings, reverse=True)))
+    assert ran
+    CHECKS[chain](root)
+
+
+def _check_demo(root: str) -> None:
+    """The zoo's tables and plots, a video, the sweep's table; tools/dist_test.sh (2 processes, the videos split
+    between them) wrote the results and metrics of the one-process tools/test.py run."""
+    for path in ('work_dirs/zoo_benchmark/zoo.json', 'work_dirs/zoo_benchmark/hota_by_tracker.png',
+                 'work_dirs/zoo_benchmark/report.html', 'work_dirs/report_demo.html',
+                 'work_dirs/demo_video/Bee-1.mp4', 'work_dirs/sweep_demo/table.csv'):
+        assert osp.getsize(osp.join(root, path)) > 0, path
+    single, dist = (osp.join(root, 'work_dirs', name) for name in ('bytetrack_demo', 'bytetrack_demo_dist'))
+    videos = sorted(os.listdir(osp.join(single, 'results')))
+    assert videos and videos == sorted(os.listdir(osp.join(dist, 'results')))
+    for video in videos:
+        assert (open(osp.join(single, 'results', video)).read()
+                == open(osp.join(dist, 'results', video)).read()), video
+    assert json.load(open(osp.join(single, 'metrics.json'))) == json.load(open(osp.join(dist, 'metrics.json')))
+
+
+def _check_data_and_training(root: str) -> None:
+    """tools/dist_train.sh: the 2 processes end with identical weights, which rank 0's checkpoint holds; the
+    two-machine and Slurm runs wrote theirs; tools/dist_test.sh scored the checkpoint."""
+    work_dir = osp.join(root, 'work_dirs', 'yolox_dist')
+    rank0, rank1 = (torch.load(osp.join(work_dir, f'rank{rank}_of2.pth'), weights_only=True) for rank in (0, 1))
+    assert rank0.keys() == rank1.keys() and len(rank0) > 50
+    assert all(torch.equal(rank0[k], rank1[k]) for k in rank0)
+    checkpoint = torch.load(osp.join(work_dir, 'iter_2.pth'), weights_only=True)['state_dict']
+    assert all(torch.equal(checkpoint[k], rank0[k]) for k in rank0)
+    assert 'coco/bbox_mAP' in json.load(open(osp.join(work_dir, 'metrics.json')))
+    for path in ('work_dirs/yolox_2nodes/iter_2.pth', 'work_dirs/yolox_slurm/iter_2.pth'):
+        assert osp.getsize(osp.join(root, path)) > 0, path
+
+
+def _check_studies(root: str) -> None:
+    """The matcher tables, the motion-matcher study and the tuner wrote their tables (and the tuner its preset)."""
+    for path in ('work_dirs/matchers_at10/table.json', 'work_dirs/matchers_at10_tracktrack/table.json',
+                 'work_dirs/motion_study/table.json', 'work_dirs/tune_bytetrack/tune.json',
+                 'work_dirs/tune_bytetrack/bytetrack_cached-dets_tuned-AnimalTrack-10fps-sim.py'):
+        assert osp.getsize(osp.join(root, path)) > 0, path
+
+
+def _check_plugin(root: str) -> None:
+    """The SORT plugin's run on MOT15 TUD: the official SORT's tracks (tests/tools/test_tracking_pipeline.py checks its
+    metrics against the published ones)."""
+    official = osp.join(SHARED_DATA, 'MOT15-TUD', 'trackers', 'SORT')
+    for seq in ('TUD-Campus', 'TUD-Stadtmitte'):
+        assert_same_tracks(read_results(osp.join(root, 'work_dirs', 'sort_tud', 'results', f'{seq}.txt')),
+                           read_results(osp.join(official, f'{seq}.txt')), seq)
+
+
+CHECKS = {'demo': _check_demo, 'data-and-training': _check_data_and_training, 'studies': _check_studies,
+          'plugin': _check_plugin}
