@@ -24,8 +24,9 @@ from mmengine.dist import is_main_process
 from mmengine.logging import print_log
 
 from vastmat.engine import close_distributed
-from vastmat.engine.cli import (add_common_arguments, apply_tracking_options, build_runner, finish_parsing,
-                                load_config, print_metrics_table, write_json_atomic)
+from vastmat.engine.cli import (add_common_arguments, build_runner, finish_parsing, load_config, print_metrics_table,
+                                write_json_atomic)
+from vastmat.engine.tracking_options import apply_tracking_options
 from vastmat.utils.errors import UserInputError
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 
-from vastmat.engine.cli import CfgOptionsAction
+from vastmat.engine.config_options import CfgOptionsAction
 from vastmat.experiments.tuning import TuneSettings, run_tuning
 
 

@@ -7,8 +7,8 @@
 #               shear 2 deg, about the image centre), horizontal flip 0.5 (jde.py)
 #   network     DLA-34 starting from CenterNet COCO (load_from below; the official experiments'
 #               --load_model ../models/ctdet_coco_dla_2x.pth), heads hm 1 / wh 4 (ltrb) /
-#               reg 2 / id 128, head_conv 256; 19,836,711 parameters (tests/models/mot/test_fairmot.py) plus the identity
-#               classifier Linear(128, num_identities) and the two uncertainty weights
+#               reg 2 / id 128, head_conv 256; 19,836,711 parameters (tests/models/mot/test_fairmot.py) plus the
+#               identity classifier Linear(128, num_identities) and the two uncertainty weights
 #   loss        focal (hm) + 0.1 L1 (wh) + L1 (reg); cross-entropy over the training identities; uncertainty weighting
 #   schedule    Adam lr 1e-4 over the network and the loss's classifier / s_det / s_id (official: two param
 #               groups of the same defaults), batch 12 (drop_last, as the official DataLoader) on 2 GPUs' worth of
@@ -42,8 +42,8 @@ model = dict(
             # The official default trains on 2 GPUs (opts.py --gpus 2,3) under nn.DataParallel: each GPU's chunk of
             # 6 images has its own BatchNorm statistics and its own MotLoss (normalised by the chunk's positives,
             # boxes and identities), and the step takes the mean of the two losses. One process reproduces that
-            # (batch_chunks here, loss_chunks in the head; tests/models/mot/test_fairmot_golden.py); 1 and 1: one BatchNorm
-            # and one loss over the batch (also right for 2 GPUs of 6 images under DDP, which averages per-GPU
+            # (batch_chunks here, loss_chunks in the head; tests/models/mot/test_fairmot_golden.py); 1 and 1: one
+            # BatchNorm and one loss over the batch (also right for 2 GPUs of 6 images under DDP, which averages per-GPU
             # gradients).
             batch_chunks=2,
             # the official ImageNet DLA-34, under load_from (set to None to start from random weights)

@@ -1,4 +1,4 @@
-"""The models' association inputs measured at the ground-truth boxes (vastmat/experiments/association_inputs.py):
+"""The models' association inputs measured at the ground-truth boxes (vastmat/benchmarks/association_inputs.py):
 exact counts on small fixed inputs, and every measure on the tiny models over the rendered demo videos."""
 import os.path as osp
 
@@ -7,7 +7,7 @@ import pytest
 
 from helpers.common import REPO
 from vastmat.datasets.formats import GroundTruth, TrackResults, read_gt
-from vastmat.experiments.association_inputs import (embedding_retrieval, id_decoder_accuracy, identity_continuation,
+from vastmat.benchmarks.association_inputs import (embedding_retrieval, id_decoder_accuracy, identity_continuation,
                                                     measure_for, retrieval_rank1, track_box_iou)
 
 TEST_VIDEOS = ['Bee-1', 'Horse-1', 'Penguin-1']  # the demo's Protocol 1 test videos

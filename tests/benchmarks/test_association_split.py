@@ -1,5 +1,5 @@
-"""Association apart from detection (vastmat/experiments/association_split.py) and the overfit benchmark's root and
-recipe (vastmat/experiments/overfit.py)."""
+"""Association apart from detection (vastmat/benchmarks/association_split.py) and the overfit benchmark's root and
+recipe (vastmat/benchmarks/overfit.py)."""
 import json
 import os.path as osp
 
@@ -9,8 +9,8 @@ from mmengine.config import Config
 
 from helpers.common import REPO, SHARED_DATA
 from vastmat.datasets.formats import TrackResults, read_gt, read_results
-from vastmat.experiments.association_split import association_split, truth_identities
-from vastmat.experiments.overfit import make_overfit_root, overfit_recipe
+from vastmat.benchmarks.association_split import association_split, truth_identities
+from vastmat.benchmarks.overfit import make_overfit_root, overfit_recipe
 from vastmat.structures.bbox import ltwh_to_xyxy, paired_iou
 
 AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')

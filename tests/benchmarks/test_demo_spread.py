@@ -6,7 +6,7 @@ import os.path as osp
 import pytest
 
 from helpers.common import tool_module
-from vastmat.experiments.demo_spread import FLOOR, demo_spread, spread_runs, summarise
+from vastmat.benchmarks.demo_spread import FLOOR, demo_spread, spread_runs, summarise
 
 
 def test_spread_runs_reuse_make_demos_work_dir_for_the_first_seed():

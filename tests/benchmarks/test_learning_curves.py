@@ -8,7 +8,7 @@ import pytest
 from mmengine.config import Config
 
 from helpers.common import REPO, tool
-from vastmat.experiments.overfit import make_overfit_root, overfit_recipe
+from vastmat.benchmarks.overfit import make_overfit_root, overfit_recipe
 
 VIDEO = 'Zebra-1'
 # config: iterations, about the fewest that raise the HOTA clearly on 2 cores (the tiny configs from scratch: no YOLOX

@@ -1,4 +1,4 @@
-"""vastmat.experiments.motion_matcher_study (tools/analysis/motion_matcher_study.py): per-video statistics and the
+"""vastmat.benchmarks.motion_matcher_study (tools/analysis/motion_matcher_study.py): per-video statistics and the
 sparsest third on a hand-built ground truth, the sparse settings' simulation made once, each run's config and options
 from the trackers' declarations, and ByteTrack with IoU and CDA fixed on two videos of AnimalTrack-10fps-sim (rows,
 gains, the sparsest third scored from the same tracks, the plot, a second invocation reusing every run)."""
@@ -9,8 +9,9 @@ import os.path as osp
 import pytest
 
 from helpers.common import SHARED_DATA, tool
+from vastmat.benchmarks.motion_matcher_study import runs, table
+from vastmat.benchmarks.motion_matcher_study.settings import StudySettings
 from vastmat.experiments import matcher_study
-from vastmat.experiments import motion_matcher_study as study
 
 AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
 needs_at10 = pytest.mark.skipif(not osp.isdir(osp.join(AT10, 'dets')),
@@ -41,31 +42,31 @@ def hand_root(tmp_path):
 
 
 def test_per_video_statistics_and_the_sparsest_third(hand_root):
-    stats = study.video_statistics(str(hand_root), ['a', 'b'])
+    stats = runs.video_statistics(str(hand_root), ['a', 'b'])
     a, b = stats['a'], stats['b']
     assert (a['boxes'], a['frames'], a['pairs']) == (6, 4, 3)
     assert a['animals_per_frame'] == 1.5 and a['displacement'] == pytest.approx(0.2, abs=1e-12)
     assert (b['animals_per_frame'], b['displacement'], b['frame_rate']) == (1.0, 0.0, 10)
-    assert study.sparsest_third(stats) == ['b']  # round(2 / 3) = 1 video, the one with fewer animals
+    assert runs.sparsest_third(stats) == ['b']  # round(2 / 3) = 1 video, the one with fewer animals
     many = {f'v{i}': dict(animals_per_frame=float(n)) for i, n in enumerate([5, 1, 3, 1, 9, 2, 7])}
-    assert study.sparsest_third(many) == ['v1', 'v3']  # round(7 / 3) = 2, ties by name
+    assert runs.sparsest_third(many) == ['v1', 'v3']  # round(7 / 3) = 2, ties by name
 
 
 def test_a_sparse_setting_is_simulated_once(hand_root, tmp_path):
     from vastmat.datasets.sequences import load_sequence
     from vastmat.utils.errors import UserInputError
     out = str(tmp_path / 'sim')
-    assert study.simulated_setting(str(hand_root), out, 2, seed=1) == out
+    assert runs.simulated_setting(str(hand_root), out, 2, seed=1) == out
     sequence = load_sequence(out, 'a')
     assert (sequence.length, sequence.frame_rate) == (2, 5)  # frames 1 and 3 of the 10 FPS source
     assert sorted(set(sequence.gt.frames)) == [1, 2]
     assert osp.isfile(osp.join(out, 'a', 'det', 'det.txt'))
     record = osp.join(out, 'simulation.json')
     stamp = os.stat(record).st_mtime_ns
-    study.simulated_setting(str(hand_root), out, 2, seed=1)  # reused, not made again
+    runs.simulated_setting(str(hand_root), out, 2, seed=1)  # reused, not made again
     assert os.stat(record).st_mtime_ns == stamp
     with pytest.raises(UserInputError, match='seed'):
-        study.simulated_setting(str(hand_root), out, 2, seed=2)
+        runs.simulated_setting(str(hand_root), out, 2, seed=2)
     assert not [name for name in os.listdir(tmp_path) if '.tmp' in name]
 
 
@@ -84,17 +85,17 @@ def test_runs_are_the_study_configs_with_the_matcher_swapped_in(tmp_path):
     assert matcher_study.run_options(matcher_study.matcher_config(bytetrack, 'iou'), bytetrack, 'official', True,
                                      ['x=1']) == ['model.tracker.matcher.plus_one=True', 'x=1',
                                                   'model.tracker.match_thresh=0.9']
-    settings = study.StudySettings(str(tmp_path), str(tmp_path), str(tmp_path), d2mp_checkpoint=__file__,
+    settings = StudySettings(str(tmp_path), str(tmp_path), str(tmp_path), d2mp_checkpoint=__file__,
                                    cfg_options=['a.b=1', 'diffmot:model.tracker.high_thres=0.5'])
-    assert study.tracker_options(settings, bytetrack) == ['a.b=1']
-    assert study.tracker_options(settings, diffmot) == [f'model.tracker.motion.checkpoint={__file__}', 'a.b=1',
+    assert runs.tracker_options(settings, bytetrack) == ['a.b=1']
+    assert runs.tracker_options(settings, diffmot) == [f'model.tracker.motion.checkpoint={__file__}', 'a.b=1',
                                                         'model.tracker.high_thres=0.5']
-    assert study.tracker_options(settings, tracktrack)[:3] == list(tracktrack.options)
+    assert runs.tracker_options(settings, tracktrack)[:3] == list(tracktrack.options)
     # the runs: bytetrack on one setting, its own matcher and CenterSim (no per-matcher config file needed)
-    settings = study.StudySettings(str(tmp_path), str(tmp_path), str(tmp_path), trackers=['bytetrack'],
+    settings = StudySettings(str(tmp_path), str(tmp_path), str(tmp_path), trackers=['bytetrack'],
                                    settings=['10fps'], matchers=['iou', 'centersim'])
     roots = {'10fps': dict(data_root=str(tmp_path), det_root=str(tmp_path))}
-    own, centersim = study.make_runs(settings, roots, {'10fps': ['v']})
+    own, centersim = runs.make_runs(settings, roots, {'10fps': ['v']})
     assert own['config'] == centersim['config'] == 'configs/bytetrack/bytetrack_cached-dets.py'
     assert own['cfg_options'] == centersim['cfg_options'] == ['model.tracker.matcher.plus_one=True',
                                                               'model.tracker.match_thresh=0.9']
@@ -104,7 +105,7 @@ def test_runs_are_the_study_configs_with_the_matcher_swapped_in(tmp_path):
         type='CenterSim', denominator='mean', plus_one=True)
     assert 'model.tracker.matcher' not in own['options']
     with pytest.raises(matcher_study.UserInputError, match="matcher 'no-such-matcher'"):
-        study.make_runs(study.StudySettings(str(tmp_path), str(tmp_path), str(tmp_path), trackers=['bytetrack'],
+        runs.make_runs(StudySettings(str(tmp_path), str(tmp_path), str(tmp_path), trackers=['bytetrack'],
                                             settings=['10fps'], matchers=['iou', 'no-such-matcher']),
                         roots, {'10fps': ['v']})
 
@@ -129,7 +130,7 @@ def test_targets_of_the_candidate_matcher():
     noise = np.array([0.0, 0.01, -0.01, 0.02])
     draws = {('t', s, v): {m.replace('_', '-'): h + noise * (m == 'cand') for m, h in values.items()}
              for (s, v), values in hota.items()}
-    targets = study.target_rows(rows, draws, 'cand', 0.9)
+    targets = table.target_rows(rows, draws, 'cand', 0.9)
     assert [(t['setting'], t['videos'], t['target'], t['verdict']) for t in targets] == [
         ('10fps', 'all', '>= IoU', 'within noise'),
         ('5fps', 'all', '>= better of cda-fixed / cda-adaptive', 'met'),
@@ -140,7 +141,7 @@ def test_targets_of_the_candidate_matcher():
     # the dense margins over the resamples: -0.01 + noise -> -0.02, -0.01, 0, 0.01; met in half of them
     assert dense['share_met'] == 0.5 and dense['margin_high'] == pytest.approx(np.percentile(noise - 0.01, 95))
     assert missed['share_met'] == 0.0 and missed['margin_high'] < 0
-    without = study.target_rows(rows, None, 'cand', 0.9)  # no resampling: the margin alone decides
+    without = table.target_rows(rows, None, 'cand', 0.9)  # no resampling: the margin alone decides
     assert [t['verdict'] for t in without] == ['missed', 'met', 'missed'] and without[0]['margin_low'] is None
 
 

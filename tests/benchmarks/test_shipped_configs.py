@@ -1,4 +1,4 @@
-"""Every config under configs/ run as tools/train.py and tools/test.py run it (vastmat/experiments/shipped_configs.py),
+"""Every config under configs/ run as tools/train.py and tools/test.py run it (vastmat/benchmarks/shipped_configs.py),
 on a generated dataset in the VastMAT layout:
 
 * a config at the demo's input size (the tiny, debug and cached-detection configs) trains one iteration of its own
@@ -17,8 +17,8 @@ from mmengine.config import Config
 
 from helpers.common import REPO, vastmat_scope
 
-from vastmat.experiments.config_data import DEMO_IMAGE_SIZE, image_size
-from vastmat.experiments.shipped_configs import check_config, config_kind, gpu_layout, shipped_configs
+from vastmat.benchmarks.config_data import DEMO_IMAGE_SIZE, image_size
+from vastmat.benchmarks.shipped_configs import check_config, config_kind, gpu_layout, shipped_configs
 
 CONFIGS = shipped_configs()
 PROTOCOL_CONFIGS = [c for c in CONFIGS if c.endswith(('_vastmat-p1.py', '_vastmat-p2.py'))]
@@ -67,7 +67,7 @@ def test_config_runs_as_shipped(config, check_folder, tmp_path):
         # a Protocol 2 config is its Protocol 1 twin (built and run whole here) on Protocol 2's splits: the same
         # resolved config but for those names, and its datasets build on the generated data's Protocol 2 splits
         assert as_protocol1(load(config).to_dict()) == as_protocol1(load(p1).to_dict())
-        from vastmat.experiments.config_data import make_check_data, point_at_check_data
+        from vastmat.benchmarks.config_data import make_check_data, point_at_check_data
         from vastmat.registry import DATASETS
         vastmat_scope()
         cfg = load(config)
@@ -126,7 +126,7 @@ def test_train_tool_refuses_a_tracking_config(tmp_path, capsys):
 def test_the_same_test_on_two_devices_is_compared(check_folder, tmp_path):
     """tools/benchmark/config_check.py --compare-cpu's comparison (CPU against GPU there), here CPU against CPU:
     the same tracks, row for row."""
-    from vastmat.experiments.shipped_configs import compare_devices
+    from vastmat.benchmarks.shipped_configs import compare_devices
     out = compare_devices('bytetrack/bytetrack_cached-dets.py', str(tmp_path), check_folder, devices=('cpu', 'cpu'))
     assert not out['error'] and out['rows'][0] == out['rows'][1] == out['common'] > 0, out
     assert out['max_box_difference'] == 0.0

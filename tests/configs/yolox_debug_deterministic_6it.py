@@ -1,7 +1,7 @@
 # The debug YOLOX (configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py) made deterministic for the kill-and-resume
-# test (tests/engine/test_kill_resume.py): no random augmentation (no Mosaic / RandomAffine / MixUp / HSV / flip), a seeded
-# sampler, no validation; 6 iterations with a checkpoint every 2. kill_pause_hook.py's hook pauses the run after the
-# iteration named by $VASTMAT_TEST_PAUSE_AFTER_ITER, so that a test can SIGKILL it there.
+# test (tests/engine/test_kill_resume.py): no random augmentation (no Mosaic / RandomAffine / MixUp / HSV / flip), a
+# seeded sampler, no validation; 6 iterations with a checkpoint every 2. kill_pause_hook.py's hook pauses the run
+# after the iteration named by $VASTMAT_TEST_PAUSE_AFTER_ITER, so that a test can SIGKILL it there.
 _base_ = ['../../configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py']
 
 custom_imports = dict(imports=['kill_pause_hook'], allow_failed_imports=False)  # tests/configs on PYTHONPATH

@@ -1,5 +1,4 @@
 """Weights-only checkpoints: plain data on save, safe loading, refusal of anything else."""
-import os
 import os.path as osp
 import pickle
 
@@ -8,18 +7,9 @@ import pytest
 import torch
 from mmengine.logging import HistoryBuffer, MessageHub
 
+from helpers.payloads import SystemCallPayload
 from vastmat.engine.checkpoint import (UnsafeCheckpointError, from_plain_checkpoint, install_safe_checkpoint_loader,
                                        safe_load, to_plain_checkpoint)
-
-
-class _Payload:
-    """Pickles to ``os.system(command)``: what a malicious checkpoint does."""
-
-    def __init__(self, command):
-        self.command = command
-
-    def __reduce__(self):
-        return os.system, (self.command,)
 
 
 def _message_hub_state():
@@ -59,7 +49,7 @@ def test_numpy_data_is_allowed(tmp_path):
 def test_malicious_checkpoint_is_refused_without_running_its_payload(tmp_path):
     marker = tmp_path / 'pwned'
     path = tmp_path / 'evil.pth'
-    torch.save({'state_dict': {}, 'meta': _Payload(f'touch {marker}')}, path)
+    torch.save({'state_dict': {}, 'meta': SystemCallPayload(f'touch {marker}')}, path)
     with pytest.raises(UnsafeCheckpointError, match=r'posix\.system|os\.system') as error:
         safe_load(path)
     assert str(path) in str(error.value)
@@ -80,7 +70,7 @@ def test_mmengine_loader_goes_through_safe_load(tmp_path):
     assert CheckpointLoader._get_checkpoint_loader(str(tmp_path / 'x.pth')).__name__ == 'load_from_local_safely'
     assert CheckpointLoader._get_checkpoint_loader('https://host/x.pth').__name__ == 'load_from_http_safely'
     path = tmp_path / 'evil.pth'
-    torch.save({'state_dict': _Payload('true')}, path)
+    torch.save({'state_dict': SystemCallPayload('true')}, path)
     with pytest.raises(UnsafeCheckpointError):
         _load_checkpoint(str(path), map_location='cpu')
 

@@ -148,7 +148,7 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
     assert thresholds['MOTIP']['thresholds'] == {key: round(value * scale, 4)
                                                  for key, value in motip.zoo_official_thresholds.items()}
     # what the spread benchmark reads of a run: the test HOTA of each tracker, the dev HOTA of the calibrated ones
-    from vastmat.experiments.demo_spread import read_run
+    from vastmat.benchmarks.demo_spread import read_run
     read = read_run(str(work))
     assert set(read) == set(out['table5'])
     for name, row in read.items():

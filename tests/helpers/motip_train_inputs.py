@@ -1,5 +1,5 @@
-"""The fixed training batch and sizes of MOTIP's one-batch golden test (tests/models/mot/test_motip_golden_train.py), shared
-with its driver (tests/fixtures/motip_train_official/make_golden.py), and the digest that keeps large gradients
+"""The fixed training batch and sizes of MOTIP's one-batch golden test (tests/models/mot/test_motip_golden_train.py),
+shared with its driver (tests/fixtures/motip_train_official/make_golden.py), and the digest that keeps large gradients
 small in the fixture."""
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ FULL_GRADIENT_NUMEL = 1024  # gradients / steps of tensors up to this size are s
 def id_module_weights(module: torch.nn.Module) -> None:
     """The ID modules' weights on both sides (the official TrajectoryModeling / IDDecoder and ours: the same
     state-dict names and shapes), by the shape of the ``'random'`` rule of
-    ``vastmat.experiments.simulated_inputs.deterministic_motip_weights`` but with torch's float64 generator (so its
+    ``vastmat.benchmarks.simulated_inputs.deterministic_motip_weights`` but with torch's float64 generator (so its
     numbers are this fixture's own; both are the same on every CPU). The i-th state-dict key in sorted order is ``0.05 * randn(shape, generator=torch.Generator()
     .manual_seed(i), dtype=float64)`` (LayerNorm weights, 1-d ``*norm*.weight``, ``1 +`` that), rounded to float32;
     keys sharing one tensor take the value of the first of them in sorted order."""

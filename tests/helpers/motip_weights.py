@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from vastmat.experiments.simulated_inputs import deterministic_motip_weights as deterministic_weights  # noqa: F401
+from vastmat.benchmarks.simulated_inputs import deterministic_motip_weights as deterministic_weights  # noqa: F401
 
 
 def weights_digest(state_dict: dict) -> str:

@@ -1,7 +1,7 @@
 """The ByteTrack-family lifecycle on track objects: the official ``joint_stracks`` / ``sub_stracks`` /
 ``remove_duplicate_stracks`` and the end of ``update`` transcribed list by list (reference/trackers.md section 1,
-steps 7-9). No tracker uses it: it is tests/models/trackers/test_track_store.py's reference for :class:`.TrackStore`, which does
-the same on rows of arrays (the trackers' oracle is the official code's output, in the golden tests).
+steps 7-9). No tracker uses it: it is tests/models/trackers/test_track_store.py's reference for :class:`.TrackStore`,
+which does the same on rows of arrays (the trackers' oracle is the official code's output, in the golden tests).
 
 Faithful quirk of the official code: removed tracks are subtracted from the lost list *before* this frame's removals
 are added, so a lost track removed in frame t is still lost (and matchable) in frame t + 1.

@@ -42,7 +42,7 @@ import os.path as osp
 import numpy as np
 
 from vastmat.datasets.formats import read_detections, read_gt, read_seqinfo
-from vastmat.experiments.simulated_inputs import simulated_features  # noqa: F401
+from vastmat.benchmarks.simulated_inputs import simulated_features  # noqa: F401
 
 DEFAULT_DATA_ROOT = osp.normpath(osp.join(osp.dirname(osp.abspath(__file__)), '..', '..', '..', 'shared', 'data',
                                           'AnimalTrack-10fps-sim'))

@@ -194,7 +194,7 @@ def test_bad_input_is_named(tmp_path):
 def test_association_speed_benchmark_runs_every_tracker(sort_site, tmp_path, monkeypatch):
     """Timings are not asserted (tools/benchmark/ is for them); the script runs every tracker on the same
     detections and writes its JSON (the per-track reference is tools/benchmark/byte_tracker_reference.py's, tested
-    in test_benchmark_experiments.py). The SORT plugin is reached through the registry, once its entry point is
+    in test_speed_benchmarks.py). The SORT plugin is reached through the registry, once its entry point is
     installed."""
     from vastmat.utils.errors import UserInputError
     assert 'sort' in plugins_from(sort_site, monkeypatch).loaded

@@ -90,10 +90,10 @@ def test_test_prints_and_saves_metrics(trained, demo_root, tmp_path, capsys):
 
 
 def test_checkpoint_flag_refuses_a_malicious_file(demo_root, tmp_path):
-    from test_checkpoint import _Payload
+    from helpers.payloads import SystemCallPayload
     marker = tmp_path / 'pwned'
     evil = tmp_path / 'evil.pth'
-    torch.save({'state_dict': {}, 'meta': _Payload(f'touch {marker}')}, evil)
+    torch.save({'state_dict': {}, 'meta': SystemCallPayload(f'touch {marker}')}, evil)
     from vastmat.engine.checkpoint import UnsafeCheckpointError
     with pytest.raises(UnsafeCheckpointError, match='posix.system'):
         tool('tools/test.py', DEBUG_YOLOX, '--checkpoint', evil, '--work-dir', tmp_path / 'w',

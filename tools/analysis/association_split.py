@@ -13,7 +13,7 @@ QDTrack, TransTrack, MOTIP, TCEI) on the Protocol 1 test videos, at the last che
 in two consecutive frames that keep their identity.
 
 A second table measures the models' association inputs at the ground-truth boxes of the same videos (zoo runs only,
-``--no-inputs`` leaves it out; ``vastmat/experiments/association_inputs.py``): FairMOT's and QDTrack's embedding
+``--no-inputs`` leaves it out; ``vastmat/benchmarks/association_inputs.py``): FairMOT's and QDTrack's embedding
 retrieval (rank-1 against the previous frame and against the video), TransTrack's track boxes (IoU with the animal
 in the next frame, beside the previous box's) and MOTIP's ID decoder accuracy on ground-truth trajectories (TCEI runs
 MOTIP's checkpoint).
@@ -32,7 +32,7 @@ from vastmat.utils.threads import default_threads
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from vastmat.experiments.association_split import BYTETRACK_THRESH
+    from vastmat.benchmarks.association_split import BYTETRACK_THRESH
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data-root', default=DEMO_ROOT, help=f'VastMAT root (default {DEMO_ROOT})')
     parser.add_argument('--work-dir', default='work_dirs/zoo_benchmark', help="the zoo's work dir (reused)")
@@ -53,9 +53,10 @@ def main(argv: list[str] | None = None) -> dict:
     from vastmat.experiments.zoo_report import make_console
 
     from vastmat.apis import video_list
-    from vastmat.experiments.association_inputs import continuation_share, zoo_association_inputs
-    from vastmat.experiments.association_split import association_split, zoo_results_dirs
-    from vastmat.experiments.zoo import ZooContext, select_members
+    from vastmat.benchmarks.association_inputs import continuation_share, zoo_association_inputs
+    from vastmat.benchmarks.association_split import association_split, zoo_results_dirs
+    from vastmat.experiments.zoo import select_members
+    from vastmat.experiments.zoo_training_order import ZooContext
     from vastmat.utils.errors import UserInputError
     from vastmat.utils.io import write_json_atomic
     from vastmat.utils.threads import torch_threads

@@ -19,7 +19,7 @@ Outputs in W: table.csv and table.json (per tracker, setting, video set and matc
 gain over IoU with its bootstrap interval; table.json adds the settings, per-video statistics and rows and each
 run's folder and seconds), targets.csv (the candidate matcher's targets), the tables printed in percent, and
 gain.png (per-video HOTA gain over IoU against animals per frame and normalised displacement). The study is
-vastmat.experiments.motion_matcher_study.
+vastmat.benchmarks.motion_matcher_study.
 
     python tools/analysis/motion_matcher_study.py --trackers bytetrack --matchers iou cda-fixed cda-adaptive \\
         --work-dir work_dirs/motion_matcher_study --workers 2
@@ -27,10 +27,11 @@ vastmat.experiments.motion_matcher_study.
 import argparse
 import os.path as osp
 
+from vastmat.benchmarks.motion_matcher_study import run_study
+from vastmat.benchmarks.motion_matcher_study.settings import (BASELINE, CANDIDATE, DEFAULT_MATCHERS, SETTINGS,
+                                                               StudySettings)
 from vastmat.experiments.matcher_study import SETTINGS as MATCH_SETTINGS
 from vastmat.experiments.matcher_study import PIXELS, study_trackers
-from vastmat.experiments.motion_matcher_study import (BASELINE, CANDIDATE, DEFAULT_MATCHERS, SETTINGS, StudySettings,
-                                                      run_study)
 
 SHARED_DATA = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))), 'shared', 'data')
 

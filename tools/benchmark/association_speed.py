@@ -22,7 +22,7 @@ the predictions, tracks get lost and the pool grows, so DiffMOT is timed only wi
     python tools/benchmark/association_speed.py --data-root /tmp/at10
 
 Other projects' trackers run in their own Python environment (a scratch one, outside this project), timed there in
-the same run by vastmat/experiments/peer_trackers.py: ``--peer-python`` names its python, which times Roboflow
+the same run by vastmat/benchmarks/peer_trackers.py: ``--peer-python`` names its python, which times Roboflow
 ``trackers``' ByteTrackTracker and SORTTracker where installed there, and the official ByteTrack code with
 ``--official-bytetrack``, a checkout of ifzhang/ByteTrack (its yolox/tracker needs numpy, scipy, lap, cython_bbox and
 opencv-python there, not torch), and the official FairMOT tracker with ``--official-fairmot``, a checkout of
@@ -44,13 +44,13 @@ Each tracker runs every video ``--repeats`` times; the best total counts (interl
 speed affects all alike; the peers' rounds alternate with ours). Goals (issue 6): BYTETracker >= 5x mmdet's ByteTracker frames/s; CDA adds <= 5% to the
 tracking time over IoU. The optimised BYTETracker against the line-by-line port of the official code (its speed
 and identical tracks) is a benchmark of its own: ``python tools/benchmark/byte_tracker_reference.py --data-root DIR``.
-The logic is vastmat.experiments.association_speed.
+The logic is vastmat.benchmarks.association_speed.
 """
 from __future__ import annotations
 
 import argparse
 
-from vastmat.experiments.association_speed import DEFAULT_MATCHERS, DEFAULT_TRACKERS, add_video_arguments
+from vastmat.benchmarks.association_speed import DEFAULT_MATCHERS, DEFAULT_TRACKERS, add_video_arguments
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -74,7 +74,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict:
     from rich.console import Console
 
-    from vastmat.experiments.association_speed import association_speed, speed_table
+    from vastmat.benchmarks.association_speed import association_speed, speed_table
     from vastmat.utils.io import write_json_atomic
     args = parse_args(argv)
     results = association_speed(args.data_root, args.det_root, args.videos, args.repeats, args.matchers,

@@ -7,10 +7,10 @@ official ``yolox/tracker/byte_tracker.py`` is: one object per track, one Kalman 
         [--out FILE.json]
 
 Both run on the same cached detections, timed as tools/benchmark/association_speed.py times its trackers (only
-``update``, the best of ``--repeats`` per video, interleaved; vastmat.experiments.association_speed); it reports
+``update``, the best of ``--repeats`` per video, interleaved; vastmat.benchmarks.association_speed); it reports
 the frames/s of both and whether their tracks are identical (ids, and boxes to 1e-6, in every frame). The oracle of
-the port is the official code's own output (tests/models/trackers/test_bytetrack_golden.py), not this file. Not registered, not part
-of the package: nothing imports it.
+the port is the official code's own output (tests/models/trackers/test_bytetrack_golden.py), not this file. Not
+registered, not part of the package: nothing imports it.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from mmdet.models.task_modules.tracking import KalmanFilter
 
-from vastmat.experiments.association_speed import add_video_arguments
+from vastmat.benchmarks.association_speed import add_video_arguments
 from vastmat.models.association.solvers import LapJV
 from vastmat.models.trackers import BaseTracker
 from vastmat.registry import MATCHERS
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> dict:
     from rich.console import Console
     from rich.table import Table
 
-    from vastmat.experiments.association_speed import (check_trackers, identical_tracks, load_videos, time_runners,
+    from vastmat.benchmarks.association_speed import (check_trackers, identical_tracks, load_videos, time_runners,
                                                        tracker_config, vastmat_runner, video_counts)
     from vastmat.utils.io import write_json_atomic
     args = parse_args(argv)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Benchmark: every shipped config run as tools/train.py and tools/test.py run it, on a generated dataset in the
-VastMAT layout at the config's own image size (vastmat/experiments/shipped_configs.py).
+VastMAT layout at the config's own image size (vastmat/benchmarks/shipped_configs.py).
 
     python tools/benchmark/config_check.py [PATTERN ...] [--device cpu|cuda] [--iterations 3] [--warmup 1]
         [--batch-size N] [--amp | --no-amp] [--workers] [--out work_dirs/config_check]
@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from vastmat.experiments.shipped_configs import check_config, compare_devices, shipped_configs
+from vastmat.benchmarks.shipped_configs import check_config, compare_devices, shipped_configs
 from vastmat.utils.io import write_json_atomic
 
 

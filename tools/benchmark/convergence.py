@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import os.path as osp
 
-from vastmat.experiments.convergence import MEASURES
+from vastmat.benchmarks.convergence import MEASURES
 from vastmat.experiments.zoo_benchmark import DEMO_ROOT
 from vastmat.utils.threads import default_threads
 
@@ -39,8 +39,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     from rich.table import Table
 
     from vastmat.apis import video_list
-    from vastmat.experiments.convergence import convergence_rows, plot_convergence
-    from vastmat.experiments.zoo import DEMO_DETECTOR, ZooContext, select_members
+    from vastmat.benchmarks.convergence import convergence_rows, plot_convergence
+    from vastmat.experiments.zoo import DEMO_DETECTOR, select_members
+    from vastmat.experiments.zoo_training_order import ZooContext
     from vastmat.utils.io import write_json_atomic
     from vastmat.utils.threads import torch_threads
     args = parse_args(argv)

@@ -45,7 +45,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from vastmat.experiments.demo_spread import demo_spread
+    from vastmat.benchmarks.demo_spread import demo_spread
     args, zoo_args = parse_args(argv)
     return demo_spread(args.seeds, args.kernels, args.work_dir, zoo_args, args.machine or cpu_name())
 

@@ -15,13 +15,13 @@ for DiffMOT is 60 frames/s on one CPU thread on AnimalTrack-10fps-sim:
 
 ``--device cuda`` runs D2MP on the GPU (the aim there: 30 frames/s or more with the full-size D2MP).
 
-The logic is vastmat.experiments.frame_time.
+The logic is vastmat.benchmarks.frame_time.
 """
 from __future__ import annotations
 
 import argparse
 
-from vastmat.experiments.association_speed import add_video_arguments
+from vastmat.benchmarks.association_speed import add_video_arguments
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -40,9 +40,9 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
     from rich.console import Console
 
-    from vastmat.experiments.association_speed import (check_trackers, features_prepare, load_videos, tracker_config,
+    from vastmat.benchmarks.association_speed import (check_trackers, features_prepare, load_videos, tracker_config,
                                                        vastmat_prepare)
-    from vastmat.experiments.frame_time import frame_time_results, frame_time_table, frame_times
+    from vastmat.benchmarks.frame_time import frame_time_results, frame_time_table, frame_times
     from vastmat.registry import MODELS
     from vastmat.utils.io import write_json_atomic
     args = parse_args(argv)

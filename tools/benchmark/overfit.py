@@ -17,7 +17,7 @@ import argparse
 import os.path as osp
 import time
 
-from vastmat.experiments.overfit import DEFAULT_VIDEOS, PROTOCOL
+from vastmat.benchmarks.overfit import DEFAULT_VIDEOS, PROTOCOL
 from vastmat.experiments.zoo_benchmark import DEMO_ROOT
 from vastmat.utils.threads import default_threads
 
@@ -41,9 +41,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     from vastmat.experiments.zoo_report import make_console
 
-    from vastmat.experiments.overfit import make_overfit_root, overfit_recipe, overfit_rows, plot_overfit
-    from vastmat.experiments.zoo import DEMO_DETECTOR, ZooContext, select_members
+    from vastmat.benchmarks.overfit import make_overfit_root, overfit_recipe, overfit_rows, plot_overfit
+    from vastmat.experiments.zoo import DEMO_DETECTOR, select_members
     from vastmat.experiments.zoo_benchmark import ensure_data
+    from vastmat.experiments.zoo_training_order import ZooContext
     from vastmat.utils.io import write_json_atomic
     from vastmat.utils.threads import torch_threads
     args = parse_args(argv)

@@ -8,7 +8,7 @@ bookkeeping per frame, no detector), beside their official code in the same run,
 
 The official trackers run under ``--peer-python`` (an environment with torch, torchvision, einops, scipy and yaml;
 this project's .venv/bin/python has them) from checkouts of MCG-NJU/MOTIP and 1941Zpf/TCEI outside the project.
-Inputs, weights and settings: vastmat.experiments.runtime_tracker_speed (its docstring), which holds the logic.
+Inputs, weights and settings: vastmat.benchmarks.runtime_tracker_speed (its docstring), which holds the logic.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict:
     from rich.console import Console
 
-    from vastmat.experiments.runtime_tracker_speed import runtime_tracker_speed, speed_table
+    from vastmat.benchmarks.runtime_tracker_speed import runtime_tracker_speed, speed_table
     from vastmat.utils.io import write_json_atomic
     args = parse_args(argv)
     results = runtime_tracker_speed(args.data_root, args.videos, args.frames, args.repeats, args.threads,

@@ -27,13 +27,13 @@ data + writing + other under 1 ms per frame.
     python tools/benchmark/test_path.py --data-root ../shared/data/AnimalTrack-10fps-sim/gt \\
         --det-root ../shared/data/AnimalTrack-10fps-sim/dets --out work_dirs/test_path.json
 
-The logic is vastmat.experiments.test_path.
+The logic is vastmat.benchmarks.test_path.
 """
 from __future__ import annotations
 
 import argparse
 
-from vastmat.experiments.test_path import DEFAULT_CONFIG
+from vastmat.benchmarks.test_path import DEFAULT_CONFIG
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -49,7 +49,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from vastmat.experiments.test_path import print_split, split_test_run
+    from vastmat.benchmarks.test_path import print_split, split_test_run
     from vastmat.utils.io import write_json_atomic
     args = parse_args(argv)
     result = split_test_run(args.config, args.data_root, args.det_root, args.workers, args.repeats, args.work_dir)

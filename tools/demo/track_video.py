@@ -25,7 +25,7 @@ from tqdm import tqdm
 from vastmat.apis import read_frames, track, write_track_rows
 from vastmat.apis.drawing import TRAIL_LENGTH, draw_tracks, is_frame_folder, write_video
 from vastmat.datasets.detections import detection_file
-from vastmat.engine.cli import CfgOptionsAction
+from vastmat.engine.config_options import CfgOptionsAction
 
 
 def main(argv=None) -> dict:

@@ -2,7 +2,7 @@
 default's kind) where the config holds None or nothing to compare with, and the components an option touched built
 once before the run, their construction errors reported as :class:`UserInputError` naming the option.
 
-Shared by ``--cfg-options`` (:func:`vastmat.engine.cli.apply_cfg_options`) and the sweep's ``--grid`` /
+Shared by ``--cfg-options`` (:func:`vastmat.engine.config_options.apply_cfg_options`) and the sweep's ``--grid`` /
 ``--base-options`` (:func:`vastmat.experiments.sweep.runs.check_runs`).
 """
 from __future__ import annotations

@@ -19,9 +19,11 @@ from vastmat.models.trackers.zoo import ZooTracker
 from vastmat.utils.errors import UserInputError
 
 from .launchers import run_pulled
-from .zoo import ZooContext, detector_boxes, run_cached_member, run_model_member, shared_sources, train
+from .zoo import run_cached_member, run_model_member, train
 from .zoo_plan import REPORT_SECONDS, longest_first, makespan, task_plans
 from .zoo_report import report
+from .zoo_scoring import detector_boxes
+from .zoo_training_order import ZooContext, shared_sources
 
 DEMO_ROOT = 'data/demo'
 

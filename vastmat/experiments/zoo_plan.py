@@ -1,7 +1,8 @@
 """How long the zoo benchmark is expected to take, laid out as the run lays it out: first, in this process, the
-detector and the trainings that several trackers start from (:func:`vastmat.experiments.zoo.shared_sources`), then
-each tracker a task (its own trainings, then its tests), pulled by ``workers`` processes longest first; a tracker that
-tests another's checkpoint (TCEI) starts when that one ends.
+detector and the trainings that several trackers start from
+(:func:`vastmat.experiments.zoo_training_order.shared_sources`), then each tracker a task (its own trainings, then
+its tests), pulled by ``workers`` processes longest first; a tracker that tests another's checkpoint (TCEI) starts
+when that one ends.
 
 Every training's pace is its config's ``zoo_seconds_per_iter``: seconds an iteration at one thread in a worker with
 another worker beside it on 2 cores, measured by ``make demo``. In this process, or with one worker, trainings run at
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 
 from vastmat.models.trackers.zoo import ZooTracker
 
-from .zoo import (NUM_CHECKPOINTS, SCORED_CHECKPOINTS, ZooContext, shared_sources, task_trainings, training_config,
-                  training_plan)
+from .zoo_scoring import SCORED_CHECKPOINTS
 from .zoo_training import expected_seconds, find_training, set_schedule
+from .zoo_training_order import (NUM_CHECKPOINTS, ZooContext, shared_sources, task_trainings, training_config,
+                                 training_plan)
 
 # Measured on the build machine (2-core AMD EPYC, AVX-512): the demo YOLOX's iteration at 1 thread against 2 threads
 # alone (0.125 s and 0.118 s over 120 iterations); the small models gain little from a second thread.

@@ -28,7 +28,8 @@ def build(config: str, **overrides):
 
 
 def test_yolox_x_config():
-    """Both protocols' settings; the P1 network's size (tests/benchmarks/test_shipped_configs.py builds both whole runners)."""
+    """Both protocols' settings; the P1 network's size (tests/benchmarks/test_shipped_configs.py builds both whole
+    runners)."""
     for protocol in ('p1', 'p2'):
         cfg = Config.fromfile(osp.join(CONFIGS, f'yolox/yolox_x_8xb4-80e_vastmat-{protocol}.py'))
         assert cfg.default_scope == 'vastmat' and cfg.runner_type == 'VastMATRunner'

@@ -1,6 +1,7 @@
 """D2MP training against the official DiffMOT code, one batch (issue 39): the loss, the gradient of every parameter
 and the parameters after one step of the config's optimizer (built by mmengine) equal the official ones
-(tests/fixtures/d2mp_train_official: how they were made). The loss against its formula is in tests/models/trackers/test_diffmot.py.
+(tests/fixtures/d2mp_train_official: how they were made). The loss against its formula is in
+tests/models/trackers/test_diffmot.py.
 
 Three cases, all in training mode (dropout on, as in the official training loop) unless said:
 * ``given``: ``loss_from(conditions, deltas, t=..., noise=...)`` with the helper's ``t`` and noise (the official

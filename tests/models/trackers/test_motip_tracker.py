@@ -30,7 +30,7 @@ def video_queries(video: str, blackouts: bool = True, blackout_first: bool = Fal
     simulated_inputs ``detr_queries`` with its defaults (key ``motip``, 8 padding queries with scores below 0.28,
     features times 16, shuffled, blackouts at ``frame % 25 == 13`` when ``blackouts`` and at frames 1-2 with
     ``blackout_first``); its docstring is the recipe."""
-    from vastmat.experiments.simulated_inputs import detr_queries
+    from vastmat.benchmarks.simulated_inputs import detr_queries
     return detr_queries(AT10, video, blackouts=blackouts, blackout_first=blackout_first, num_frames=num_frames)
 
 

@@ -263,7 +263,7 @@ def tcei_queries(video: str, num_frames: int = NUM_FRAMES) -> dict:
     """The DETR outputs of the first ``num_frames`` frames of one AnimalTrack-10fps-sim video: vastmat.experiments.
     simulated_inputs ``detr_queries`` with key ``tcei``, ``NUM_PADDING`` padding queries with scores below 0.25,
     features times ``FEATURE_SCALE``, in file order (detections then padding), no blackouts."""
-    from vastmat.experiments.simulated_inputs import detr_queries
+    from vastmat.benchmarks.simulated_inputs import detr_queries
     return detr_queries(AT10, video, key='tcei', num_padding=NUM_PADDING, padding_score_max=0.25,
                         feature_scale=FEATURE_SCALE, feature_dim=FEATURE_DIM, shuffle=False, blackouts=False,
                         num_frames=num_frames)

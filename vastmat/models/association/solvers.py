@@ -70,10 +70,11 @@ class LapJV:
     matching only for the ``L - cost`` it saves over two dummies, so the padded optimum is the matching that
     minimises the sum of ``min(cost - L, 0)`` over its pairs, keeping those with ``cost < L``. ``backend='scipy'``
     solves exactly that with scipy's ``linear_sum_assignment`` on the unpadded ``(n, m)`` matrix (pairs at 0 are
-    left unmatched); ``backend='lap'`` calls lap. Both give the same optimum (tests/models/association/test_association.py checks them
-    against each other and against enumeration) and could differ only between equally good matchings: with a finite
-    limit those are pairs of exactly equal cost below it, which measured scores make rare (every golden test passes
-    with either), and scipy takes ~6 us where lap takes ~40 on a frame's 20 x 14 matrix, so it is the default there.
+    left unmatched); ``backend='lap'`` calls lap. Both give the same optimum
+    (tests/models/association/test_association.py checks them against each other and against enumeration) and
+    could differ only between equally good matchings: with a finite limit those are pairs of exactly equal cost
+    below it, which measured scores make rare (every golden test passes with either), and scipy takes ~6 us where
+    lap takes ~40 on a frame's 20 x 14 matrix, so it is the default there.
     ``cost_limit=inf`` is the full minimum-cost assignment, where the many pairs of cost 1 (no overlap) make equally
     good matchings common and which of them is taken decides the official order of unmatched tracks (DiffMOT): lap
     by default.

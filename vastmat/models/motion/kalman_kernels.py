@@ -13,7 +13,8 @@ below that overhead. The filters declare their noise (:class:`.kalman_filter.Noi
 ``predict`` performs the numpy path's slice additions in the same order (bit for bit equal to ``F P F^T + Q`` with
 matrix products, each entry summing at most two non-zero terms); ``update`` forms the gain as the numpy path does (a
 division where the projected covariance is diagonal, a solve otherwise), with products summed in index order
-(equal to numpy's batched products within rounding; tests/models/motion/test_kalman_filter.py compares them with mmdet's filter).
+(equal to numpy's batched products within rounding; tests/models/motion/test_kalman_filter.py compares them with
+mmdet's filter).
 """
 from __future__ import annotations
 

@@ -16,7 +16,8 @@ Registered as ``BYTETracker`` (the official class name): mmdet's differently-beh
 reachable under its own name, so mmdet's ByteTrack configs keep working in the ``vastmat`` scope.
 
 Checked against the official code's own output (``../shared/data``: MOT15 TUD and AnimalTrack at 10 FPS, both
-lost-buffer rules) in tests/models/trackers/test_bytetrack_golden.py. Speed: the Kalman filter runs batched over all tracks of a
+lost-buffer rules) in tests/models/trackers/test_bytetrack_golden.py. Speed: the Kalman filter runs batched over all
+tracks of a
 stage, one similarity matrix per frame serves the three stages, an empty stage builds no matrix, and the per-frame
 arithmetic on tens of boxes runs in compiled loops (IoU, box conversions, Kalman steps, the assignment's bookkeeping):
 6.5-8.7x the official code and 3.6-4.2x Roboflow ``trackers``' ByteTrack on AnimalTrack-10fps-sim (docs/matchers.md).

@@ -34,7 +34,8 @@ The lost-track buffer: the official ``track.py`` builds the tracker with each se
 seqinfo.ini, so ``buffer_frame_rate=None`` (the default) takes the video's rate (10 frames at 10 FPS); a number
 fixes it (``30``: ``track_buffer`` frames whatever the rate, :class:`.BYTETracker`'s default).
 
-Checked against the official code's own output in tests/models/trackers/test_jde_tracker.py (tests/fixtures/jde_official).
+Checked against the official code's own output in tests/models/trackers/test_jde_tracker.py
+(tests/fixtures/jde_official).
 """
 from __future__ import annotations
 

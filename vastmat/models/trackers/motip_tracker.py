@@ -73,121 +73,28 @@ Subclasses (TCEI) hook in at :meth:`~MOTIPTracker.id_logits` (logits and the id 
 
 Checked against the official ``RuntimeTracker``'s own output in tests/models/trackers/test_motip_tracker.py
 (tests/fixtures/motip_tracker_official).
+
+The tracker's state containers are in :mod:`.motip_state` (:class:`WindowKeysValues`, :class:`LabelQueue`), the
+assignment protocols in :mod:`.motip_assignment` (:class:`MOTIPAssignmentMixin`).
 """
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import Callable, Iterable
+from typing import Callable
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
-from vastmat.models.association.solvers import Hungarian
 from vastmat.registry import MODELS
 from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
 from . import motip_modules  # noqa: F401  (registers MOTIPTrajectoryModeling, MOTIPIDDecoder)
 from .base_tracker import BaseTracker
-
-ASSIGNMENT_PROTOCOLS = ('object-max', 'hungarian', 'id-max')
+from .motip_assignment import ASSIGNMENT_PROTOCOLS, MOTIPAssignmentMixin
+from .motip_state import LabelQueue, WindowKeysValues
 
 # the trajectory window's tensors, all (T, N, ...): T frames (oldest first), N label columns
 WINDOW = ('trajectory_features', 'trajectory_boxes', 'trajectory_id_labels', 'trajectory_times', 'trajectory_masks')
-
-
-class WindowKeysValues:
-    """The decoder's keys and values of the window's observed tokens (the unmasked ones), each computed once, when
-    its frame entered the window: ``buffer (num_layers, 2, num_heads, capacity, head_dim)`` with per slot the
-    token's frame number and ID label. Slot 0 is nn.MultiheadAttention's zero-attention token (zero key and value,
-    never removed). A frame's tokens are written after the last used slot (no copy of the others); removed tokens
-    are padding until the buffer is full, then the live ones move to the front (their order kept: frame, then
-    column), and the capacity doubles when they fill half of it."""
-
-    def __init__(self, num_layers: int, num_heads: int, head_dim: int, device: torch.device,
-                 capacity: int = 256) -> None:
-        self.buffer = torch.zeros((num_layers, 2, num_heads, capacity, head_dim), device=device)
-        self.frames = torch.zeros(capacity, dtype=torch.int64, device=device)
-        self.labels = torch.full((capacity, ), -1, dtype=torch.int64, device=device)
-        self.alive = torch.zeros(capacity, dtype=torch.bool, device=device)
-        self.alive[0] = True  # the zero-attention slot
-        self.size = 1
-
-    def append(self, keys_values: Tensor, labels: Tensor, frame: int) -> None:
-        """Add ``m`` tokens of ``frame`` (``keys_values (num_layers, 2, num_heads, m, head_dim)``)."""
-        m = keys_values.shape[3]
-        if self.size + m > self.buffer.shape[3]:
-            self._compact(m)
-        end = self.size + m
-        self.buffer[:, :, :, self.size:end] = keys_values
-        self.frames[self.size:end] = frame
-        self.labels[self.size:end] = labels
-        self.alive[self.size:end] = True
-        self.size = end
-
-    def _compact(self, room: int) -> None:
-        keep = torch.nonzero(self.alive[:self.size]).flatten()
-        capacity = self.buffer.shape[3]
-        while 2 * (len(keep) + room) > capacity:
-            capacity *= 2
-        buffer = self.buffer.new_zeros((*self.buffer.shape[:3], capacity, self.buffer.shape[4]))
-        buffer[:, :, :, :len(keep)] = self.buffer[:, :, :, keep]
-        frames, labels, alive = (t.new_zeros(capacity) for t in (self.frames, self.labels, self.alive))
-        frames[:len(keep)], labels[:len(keep)], alive[:len(keep)] = self.frames[keep], self.labels[keep], True
-        self.buffer, self.frames, self.labels, self.alive, self.size = buffer, frames, labels, alive, len(keep)
-
-    def remove_before(self, frame: int) -> None:
-        """Remove the tokens of frames before ``frame`` (the window cut)."""
-        self.alive[1:self.size] &= self.frames[1:self.size] >= frame
-
-    def remove_labels(self, labels: list[int]) -> None:
-        """Remove the tokens with these ID labels (evicted trajectories)."""
-        if labels:
-            gone = torch.isin(self.labels[1:self.size], torch.tensor(labels, device=self.labels.device))
-            self.alive[1:self.size] &= ~gone
-
-    def to(self, device: torch.device) -> None:
-        self.buffer, self.frames, self.labels, self.alive = (
-            t.to(device) for t in (self.buffer, self.frames, self.labels, self.alive))
-
-    def view(self, frame: int) -> tuple[Tensor, Tensor, Tensor]:
-        """``(keys_values, padding, rel_times)`` for decoding detections of ``frame``
-        (``MOTIPIDDecoder.decode_against_keys_values``)."""
-        alive = self.alive[:self.size]
-        rel_times = torch.where(alive, frame - self.frames[:self.size], 1)  # removed tokens: any valid index
-        rel_times[0] = 0  # the zero-attention slot
-        return self.buffer[:, :, :, :self.size], ~alive, rel_times
-
-
-class LabelQueue:
-    """The official ``OrderedSet``: labels in least-recently-used-first order; :meth:`add` moves a label to the end."""
-
-    def __init__(self, labels: Iterable[int] = ()) -> None:
-        self._order: OrderedDict[int, None] = OrderedDict()
-        for label in labels:
-            self.add(label)
-
-    def add(self, label: int) -> None:
-        self._order.pop(label, None)
-        self._order[label] = None
-
-    def first(self, n: int) -> list[int]:
-        """The ``n`` least recently used labels."""
-        out = []
-        for label in self._order:
-            if len(out) == n:
-                break
-            out.append(label)
-        return out
-
-    def __len__(self) -> int:
-        return len(self._order)
-
-    def __iter__(self):
-        return iter(self._order)
-
-    def __repr__(self) -> str:
-        return f'LabelQueue({list(self._order)})'
 
 
 def _build(cfg: dict | nn.Module | None, default: dict, key: str) -> nn.Module:
@@ -201,7 +108,7 @@ def _build(cfg: dict | nn.Module | None, default: dict, key: str) -> nn.Module:
 
 
 @MODELS.register_module()
-class MOTIPTracker(BaseTracker):
+class MOTIPTracker(MOTIPAssignmentMixin, BaseTracker):
     """The official MOTIP ``RuntimeTracker`` (defaults: the published configs' inference settings).
 
     Args:
@@ -385,69 +292,6 @@ class MOTIPTracker(BaseTracker):
         logits, _ = self.id_logits(features)
         labels = self.assign(logits.softmax(dim=-1))
         return torch.tensor(labels, dtype=torch.int64, device=features.device)
-
-    def assign(self, id_scores: Tensor) -> list[int]:
-        """ID labels (``K`` = newborn) of detections with word probabilities ``id_scores (n, K + 1)``, by
-        ``assignment_protocol``."""
-        if self.assignment_protocol == 'object-max':
-            return self.object_max_assignment(id_scores)
-        if self.assignment_protocol == 'hungarian':
-            return self.hungarian_assignment(id_scores)
-        return self.id_max_assignment(id_scores)
-
-    def object_max_assignment(self, id_scores: Tensor) -> list[int]:
-        """The official ``_object_max_assignment``."""
-        newborn = self.num_id_vocabulary
-        in_window = self.window_labels
-        confs, words = id_scores.max(dim=-1)
-        confs, words = confs.tolist(), words.tolist()
-        best: dict[int, float] = {}  # the highest probability any detection gives each word
-        for conf, word in zip(confs, words):
-            best[word] = max(best.get(word, conf), conf)
-        if newborn in best:
-            best[newborn] = 0.0
-        labels: list[int] = []
-        for conf, word in zip(confs, words):
-            if word not in in_window or conf < self.id_thresh or conf < best[word] or word in labels:
-                labels.append(newborn)
-            else:
-                labels.append(word)
-        return labels
-
-    def hungarian_assignment(self, id_scores: Tensor) -> list[int]:
-        """The official ``_hungarian_assignment`` (scipy's ``linear_sum_assignment`` on ``1 - p``)."""
-        newborn = self.num_id_vocabulary
-        if len(id_scores) > 1:  # one newborn column per detection
-            id_scores = torch.cat((id_scores, id_scores[:, -1:].repeat(1, len(id_scores) - 1)), dim=-1)
-        in_window = self.window_labels
-        matches = Hungarian()((1 - id_scores).cpu().numpy()).matches  # scipy's, every row matched, rows in order
-        labels = []
-        for row, col in matches.tolist():
-            if col not in in_window or col >= newborn or bool(id_scores[row, col] < self.id_thresh):  # float32 compare
-                labels.append(newborn)
-            else:
-                labels.append(col)
-        return labels
-
-    def id_max_assignment(self, id_scores: Tensor) -> list[int]:
-        """The official ``_id_max_assignment``."""
-        labels = [self.num_id_vocabulary] * len(id_scores)
-        in_window = self.window_labels
-        confs, objs = id_scores.max(dim=0)
-        confs, objs = confs.tolist(), objs.tolist()
-        best: dict[int, float] = {}  # the highest probability any word gives each detection
-        for conf, obj in zip(confs, objs):
-            if obj not in best:
-                best[obj] = conf
-            else:
-                if conf == best[obj]:  # the official tie rule (no effect on the maximum)
-                    conf = conf - 0.0001
-                best[obj] = max(best[obj], conf)
-        for word, (conf, obj) in enumerate(zip(confs, objs)):
-            if conf < self.id_thresh or conf < best[obj] or word not in in_window:
-                continue
-            labels[obj] = word
-        return labels
 
     def assign_newborn_labels(self, labels: Tensor, features: Tensor) -> Tensor:
         """Give the newborns (label ``K``) the least recently used labels of the queue, in detection order; evict the

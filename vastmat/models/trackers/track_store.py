@@ -10,7 +10,8 @@ over Python objects. :class:`TrackList` keeps one list of live rows over a table
 ``remove_duplicate_stracks`` bookkeeping of ByteTrack, FairMOT and DiffMOT) on rows instead of objects: the tracked
 and lost lists are int arrays of rows in the official list order. Rows that left both lists are dropped by
 :meth:`TrackStore.compact` (every few frames), which keeps the lists' order. The semantics equal the official
-lists' (tests/models/trackers/test_track_store.py checks them against the lists transcribed on objects, on random frame outcomes),
+lists' (tests/models/trackers/test_track_store.py checks them against the lists transcribed on objects, on random
+frame outcomes),
 the official quirk included: removed tracks are subtracted from the lost list before this frame's removals are
 added, so a lost track removed in frame t is still lost (and matchable) in frame t + 1.
 """

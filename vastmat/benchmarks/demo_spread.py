@@ -115,7 +115,7 @@ def print_spread(summary: dict, runs: list[str], machine: str) -> None:
     """The spread table: one row per tracker, each run's test HOTA, min / mean / max, dev HOTA, the verdict."""
     from rich.table import Table
 
-    from .zoo_report import make_console
+    from vastmat.experiments.zoo_report import make_console
     table = Table(title=f'make demo over seeds and CPU kernels ({PROTOCOL} test videos, HOTA %; {machine})')
     for column in ['tracker', *runs, 'min', 'mean', 'max', 'dev (min-max)', f'min >= {100 * FLOOR:.0f}']:
         table.add_column(column, justify='left' if column == 'tracker' else 'right')

@@ -1,4 +1,4 @@
-"""The benchmarks' package code (vastmat.experiments.association_speed, test_path) and the per-track ByteTrack
+"""The benchmarks' package code (vastmat.benchmarks.association_speed, test_path) and the per-track ByteTrack
 reference benchmark (tools/benchmark/byte_tracker_reference.py)."""
 import json
 import os.path as osp
@@ -14,7 +14,7 @@ AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
 
 
 def test_timers_count_nested_calls_once_and_restore_what_they_wrapped():
-    from vastmat.experiments.test_path import Timers
+    from vastmat.benchmarks.test_path import Timers
 
     class Base:
         def update(self):
@@ -43,7 +43,7 @@ def test_timers_count_nested_calls_once_and_restore_what_they_wrapped():
 
 
 def test_time_runners_best_of_repeats_and_identical_tracks():
-    from vastmat.experiments.association_speed import identical_tracks, time_runners
+    from vastmat.benchmarks.association_speed import identical_tracks, time_runners
     from vastmat.structures.tracking import TrackOutput
     from vastmat.utils.errors import UserInputError
     calls = []
@@ -143,8 +143,8 @@ def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
     yolox/__init__.py, with the official defaults, and timed; its times join the results as a reference column."""
     import sys
 
-    from vastmat.experiments import peer_trackers
-    from vastmat.experiments.association_speed import (peer_rounds, peer_times, speed_results, speed_table,
+    from vastmat.benchmarks import peer_trackers
+    from vastmat.benchmarks.association_speed import (peer_rounds, peer_times, speed_results, speed_table,
                                                        write_peer_videos)
     from vastmat.utils.errors import UserInputError
     rng = np.random.default_rng(0)
@@ -189,7 +189,7 @@ def test_peer_trackers_run_the_official_layout_in_another_python(tmp_path):
 def test_frame_times_count_the_tracks_carried_into_each_frame():
     """Per frame: the tracks alive before it (tracked + lost, or TrackTrack's live rows) and its best time; grouped
     by track count."""
-    from vastmat.experiments.frame_time import by_track_count, frame_time_results, frame_times
+    from vastmat.benchmarks.frame_time import by_track_count, frame_time_results, frame_times
     from vastmat.models.trackers import BYTETracker, TrackTrackTracker
     from vastmat.structures.tracking import TrackingFrame
     from vastmat.utils.errors import UserInputError
@@ -266,7 +266,7 @@ def _fake_runtime_checkout(root, tcei):
             f'from vastmat.models.trackers.motip_modules import {port}\n\n\nclass {official}({port}):\n'
             f'    def __init__(self, {extra}**kwargs):\n        super().__init__(**kwargs)\n')
     if tcei:
-        from vastmat.experiments.peer_runtime_trackers import MINMAX_LINE
+        from vastmat.benchmarks.peer_runtime_trackers import MINMAX_LINE
         (root / 'TCEI').mkdir()
         (root / 'TCEI' / 'tcei.py').write_text('import torch\n\n\ndef compute_cache_logits():\n    if True:\n'
                                                '        if True:\n            affinity = torch.ones(2)\n'
@@ -292,8 +292,8 @@ def test_runtime_tracker_speed_beside_the_official_layout(tmp_path, monkeypatch,
 
     import torch
 
-    from vastmat.experiments import peer_runtime_trackers
-    from vastmat.experiments import runtime_tracker_speed as speed
+    from vastmat.benchmarks import peer_runtime_trackers
+    from vastmat.benchmarks import runtime_tracker_speed as speed
     from vastmat.utils.errors import UserInputError
     monkeypatch.setattr(speed, 'list_sequences', lambda root: ['chicken_5', 'deer_4'])
     monkeypatch.setitem(speed.ID_DECODER, 'num_layers', 1)  # the size travels with the weights; one layer is quicker

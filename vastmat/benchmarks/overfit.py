@@ -23,11 +23,11 @@ import os.path as osp
 import shutil
 from typing import Any
 
+from vastmat.experiments.zoo import ZooContext, run_model_member, train
+from vastmat.experiments.zoo_training import Training, detect
 from vastmat.utils.io import write_lines_atomic
 
 from .convergence import logged_losses, reid_metrics, window_loss
-from .zoo import ZooContext, run_model_member, train
-from .zoo_training import Training, detect
 
 # two Protocol 1 training videos of the demo data (40 frames each): 3 zebras and 2 horses; 3 penguins and a duck.
 # Two, not one: the ReID model's triplet sampler draws 8 identities a batch
@@ -178,7 +178,7 @@ def reid_row(ctx: ZooContext, name: str, config: str) -> dict:
 def motion_row(ctx: ZooContext, name: str, config: str, seed: int = 0) -> dict:
     """D2MP's mean next-box IoU on its training tracks (every window of 7 consecutive frames) against the
     constant-velocity Kalman filter's and the last box's (:mod:`.motion_prediction`)."""
-    from .motion_prediction import evaluate, held_out_windows
+    from vastmat.experiments.motion_prediction import evaluate, held_out_windows
     training = train(ctx, config, f'{name} motion')
     row = _loss_rows(f'{name} D2MP ({osp.basename(config)})', training)
     args = argparse.Namespace(data_root=ctx.data_root, stride=1, config=config, device='cpu', seed=seed)

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .zoo import ZooContext, detector_boxes, run_cached_member, run_model_member, train, training_config
-from .zoo_training import Training, detect
+from vastmat.experiments.zoo import (ZooContext, detector_boxes, run_cached_member, run_model_member, train,
+                                     training_config)
+from vastmat.experiments.zoo_training import Training, detect
 
 MEASURES = ('AP50', 'mAP', 'R1', 'DetA', 'AssA')  # quality columns, as each model has them
 

@@ -250,7 +250,7 @@ def zoo_association_inputs(ctx: Any, members: list) -> dict[str, dict]:
 
     from vastmat.apis import init_model
 
-    from .zoo import run_model_member, train
+    from vastmat.experiments.zoo import run_model_member, train
     by_name = {m.name: m for m in members}
     out = {}
     for member in members:

@@ -114,7 +114,7 @@ def zoo_results_dirs(ctx, members: list) -> dict[str, str]:
     """``{tracker: results folder}`` of the zoo's test of every joint or end-to-end member (``members``: zoo
     trackers) at its last checkpoint with its own association: the runs of
     :func:`vastmat.experiments.zoo.run_model_member`, reused where the zoo ran them, else trained and tested now."""
-    from .zoo import run_model_member
+    from vastmat.experiments.zoo import run_model_member
     by_name = {m.name: m for m in members}
     out = {}
     for member in members:

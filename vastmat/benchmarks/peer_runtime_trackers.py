@@ -2,10 +2,10 @@
 1941Zpf/TCEI) on recorded DETR outputs, in the Python environment given to the benchmark (it needs torch, torchvision,
 einops, scipy and yaml, as the official code imports them; never vastmat), on the CPU.
 
-    PEER_PYTHON vastmat/experiments/peer_runtime_trackers.py --inputs INPUTS.npz --weights WEIGHTS.pt --out OUT.json
+    PEER_PYTHON vastmat/benchmarks/peer_runtime_trackers.py --inputs INPUTS.npz --weights WEIGHTS.pt --out OUT.json
         [--repeats R] [--threads N] [--official-motip DIR] [--official-tcei DIR]
 
-``vastmat.experiments.runtime_tracker_speed`` writes the inputs (the queries of each video, ``write_runtime_inputs``)
+``vastmat.benchmarks.runtime_tracker_speed`` writes the inputs (the queries of each video, ``write_runtime_inputs``)
 and the weights (the state dicts of the ID modules, the tracker settings), runs this script and reads the result
 back: per tracker the best seconds of each video over ``--repeats`` and the ids it reported per frame (official id +
 1, as the ports report them).

@@ -5,7 +5,8 @@ VastMAT layout at the config's own image size.
 optimizer wrapper and schedulers, the hooks, the evaluators), trains a few iterations of a training config and
 tracks a few frames with a tracking config. What the config names but the check cannot have (the VastMAT data, a
 starting checkpoint, pretrained weights behind a URL, a trained ReID / AFLink / D2MP file) is replaced by generated
-data or left out, and each replacement is reported in the result's ``notes``. Used by ``tests/benchmarks/test_shipped_configs.py``
+data or left out, and each replacement is reported in the result's ``notes``. Used by
+``tests/benchmarks/test_shipped_configs.py``
 and ``tools/benchmark/config_check.py`` (times, memory and the projected schedule, on CPU or CUDA).
 """
 from __future__ import annotations
@@ -152,7 +153,7 @@ def _peak_memory_mb(device: str) -> float | None:
     import torch
     if device == 'cuda':
         return torch.cuda.max_memory_allocated() / 2 ** 20
-    from vastmat.experiments.test_path import peak_rss_mb
+    from vastmat.benchmarks.test_path import peak_rss_mb
     try:
         return peak_rss_mb()
     except (OSError, StopIteration):  # no /proc (not Linux)

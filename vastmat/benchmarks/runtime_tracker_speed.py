@@ -64,7 +64,7 @@ def id_modules() -> tuple[torch.nn.Module, torch.nn.Module]:
 
 def tcei_settings() -> dict:
     """TCEI's settings of the benchmark: the preset's values under the official argument names."""
-    from vastmat.models.trackers.tcei_tracker import resolve_tcei_params
+    from vastmat.models.trackers.tcei_params import resolve_tcei_params
     values = asdict(resolve_tcei_params(TCEI_PRESET))
     values.pop('prob_map_length_quirk')  # the port's switch (default: the published reading)
     return values

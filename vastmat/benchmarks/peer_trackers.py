@@ -3,11 +3,11 @@ installed in (a scratch environment outside this project): the official ByteTrac
 from checkouts of their repositories, and Roboflow ``trackers``' ByteTrackTracker and SORTTracker where
 ``import trackers`` works.
 
-    PEER_PYTHON vastmat/experiments/peer_trackers.py --videos VIDEOS.npz --out TIMES.json [--repeats R]
+    PEER_PYTHON vastmat/benchmarks/peer_trackers.py --videos VIDEOS.npz --out TIMES.json [--repeats R]
         [--official-bytetrack DIR] [--official-fairmot DIR] [--official-tracktrack DIR]
 
 A script run by its path in that environment: it needs numpy only (and what each peer imports: the official code
-needs lap, cython_bbox, scipy and opencv), never vastmat. ``vastmat.experiments.association_speed`` writes the videos
+needs lap, cython_bbox, scipy and opencv), never vastmat. ``vastmat.benchmarks.association_speed`` writes the videos
 (``write_peer_videos``), runs it with the ``--peer-python`` of tools/benchmark/association_speed.py and reads the
 times back. As there, only ``update`` is timed
 (detections are converted to each peer's input before), each video ``--repeats`` times, the peers interleaved

@@ -1,4 +1,4 @@
-"""The data of a config check (vastmat/experiments/shipped_configs.py): the input size a config works at, a VastMAT
+"""The data of a config check (vastmat/benchmarks/shipped_configs.py): the input size a config works at, a VastMAT
 dataset generated at that size with simulated detections, features and camera warps, and a config pointed at it,
 with what it names but a fresh machine lacks replaced (each replacement reported)."""
 from __future__ import annotations
@@ -89,7 +89,7 @@ def make_check_data(folder: str, size: tuple[int, int], num_frames: int = 4, see
     from vastmat.datasets.detection_simulator import simulate_video_folder
     from vastmat.datasets.detections import detection_file
     from vastmat.datasets.formats import read_detections, read_gt, write_detections
-    from vastmat.experiments.simulated_inputs import simulated_features
+    from vastmat.benchmarks.simulated_inputs import simulated_features
     from vastmat.models.motion.camera_motion import write_warp_file
     width, height = size
     root = osp.join(folder, f'vastmat_{width}x{height}_{num_frames}f')

@@ -1,0 +1,137 @@
+"""How the zoo tracks and scores: the detector's cached boxes, a tracker on them (with the inputs of a learned part
+at one checkpoint), the checkpoints it scores and their curve points, and a whole model's run folders and calibrated
+score thresholds. The members' runs that train and call these are in :mod:`.zoo`.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import os.path as osp
+
+from mmengine.config import Config
+
+from vastmat.models.trackers.zoo import ZooTracker, config_path
+from vastmat.utils.io import write_json_atomic
+
+from .zoo_training import Training, detect, scaled_thresholds, test_tracking_model
+from .zoo_training_order import ZooContext, training_config
+
+TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
+DONE = 'dump_done.json'  # written last in a feature dump's folder
+SCORED_CHECKPOINTS = 2  # of the NUM_CHECKPOINTS kept, the zoo scores the first and the last: HOTA against minutes
+
+
+# ------------------------------------------------------------------------------------------------- cached detections
+def detector_boxes(ctx: ZooContext, config: str, checkpoint: str, work_dir: str) -> tuple[dict, str, dict]:
+    """Test the detector on the test videos and dump its boxes to ``ctx.work_dir/dets`` and, with NMS 0.95, to
+    ``dets_nms95`` (TrackTrack's ``nms95`` set); returns its metrics, the det root and the extra roots."""
+    det_root, extra = osp.join(ctx.work_dir, 'dets'), dict(nms95=osp.join(ctx.work_dir, 'dets_nms95'))
+    metrics = detect(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, det_root)
+    detect(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, extra['nms95'], nms_iou=0.95)
+    return metrics, det_root, extra
+
+
+def track_on_cached(ctx: ZooContext, member: ZooTracker, matcher: str, det_root: str, extra_det_roots: dict | None,
+                    run_dir: str, tracker_overrides: dict | None = None) -> dict:
+    """One tracker with one matcher on cached detections: ``dict(metrics, seconds)`` or ``dict(skipped=reason)``."""
+    from vastmat.apis import init_model, swap_matcher, track_and_score
+    from vastmat.structures.tracking import MissingTrackerInput
+    cfg = Config.fromfile(TRACKING_BASE)
+    cfg.model.tracker = {**member.config(), **(tracker_overrides or {})}
+    cfg = swap_matcher(cfg, matcher)
+    try:
+        metrics, seconds = track_and_score(init_model(cfg), ctx.data_root, det_root, ctx.videos, run_dir,
+                                           ctx.preset, extra_det_roots=extra_det_roots)
+    except MissingTrackerInput as exc:  # e.g. appearance features the cached detections do not carry
+        return dict(skipped=str(exc))
+    return dict(metrics=metrics, seconds=seconds, results=osp.join(run_dir, 'results'))
+
+
+def folder_digest(folder: str) -> str:
+    """A short hash of the paths and contents of the files under ``folder`` (cached detections: a few hundred kB)."""
+    import hashlib
+    digest = hashlib.sha1()
+    for directory, folders, names in sorted(os.walk(folder)):
+        folders.sort()
+        for name in sorted(names):
+            path = osp.join(directory, name)
+            digest.update(osp.relpath(path, folder).encode())
+            with open(path, 'rb') as f:
+                digest.update(f.read())
+    return digest.hexdigest()[:12]
+
+
+def part_inputs(ctx: ZooContext, kind: str, config: str, training: Training, iteration: int, checkpoint: str,
+                det_root: str, extra_det_roots: dict) -> tuple[str, dict, dict]:
+    """The tracker's inputs with a learned part at one checkpoint: ``(det_root, extra_det_roots, tracker
+    overrides)``. ``features``: every detection set gets the ReID model's features (dumped under the training's
+    work dir); ``motion``: the tracker's ``motion`` is the D2MP of ``config`` with that checkpoint."""
+    if kind == 'motion':
+        model = Config.fromfile(config).model.to_dict()
+        return det_root, extra_det_roots, dict(motion=dict(model, checkpoint=checkpoint))
+    if kind == 'features':
+        from vastmat.engine.cli import build_quiet_runner
+        from vastmat.evaluation.metrics.dump_features import feature_dump_config
+        roots = {}
+        for name, root in dict(dets=det_root, **extra_det_roots).items():
+            # one dump per (ReID checkpoint, detections): a later run with the same boxes reads it again
+            out = osp.join(ctx.work_dir, 'features', osp.basename(training.work_dir), f'iter_{iteration}',
+                           f'{name}-{folder_digest(root)}')
+            roots[name] = out
+            if osp.isfile(osp.join(out, DONE)):
+                continue
+            cfg = training_config(ctx, config, f'ReID features of {name} (iteration {iteration})')
+            cfg.work_dir = osp.join(training.work_dir, 'dump')
+            cfg.load_from = checkpoint
+            cfg.test_dataloader.dataset.split = 'test'
+            feature_dump_config(cfg, out, root, ctx.data_root)
+            build_quiet_runner(cfg).test()
+            write_json_atomic(dict(checkpoint=checkpoint, det_root=root), osp.join(out, DONE))
+        return roots.pop('dets'), roots, {}
+    raise ValueError(f"zoo_demo_parts: unknown kind {kind!r} (known: 'features', 'motion')")
+
+
+def scored_checkpoints(training: Training) -> list[tuple[int, str]]:
+    """The kept checkpoints the zoo scores (:data:`SCORED_CHECKPOINTS`): the first and the last; the one between
+    them costs a test, or a ReID feature dump, of every test video and is the convergence benchmark's."""
+    return training.checkpoints[:1] + training.checkpoints[1:][-1:]
+
+
+def curve_point(training: Training, iteration: int, run: dict) -> dict:
+    metrics = run.get('metrics', {}).get('COMBINED', {})
+    return dict(iteration=iteration, minutes=training.minutes(iteration),
+                **{key: metrics.get(key, float('nan')) for key in ('HOTA', 'DetA', 'AssA', 'IDF1', 'MOTA')})
+
+
+# ------------------------------------------------------------------------------------------ joint / end-to-end models
+def model_run_dir(training: Training, name: str, preset: str, iteration: int, matcher: str,
+                  scale: float | None = None) -> str:
+    """Where the zoo tests tracker ``name`` on the checkpoint of ``training`` at ``iteration`` with ``matcher``
+    (``results/``, ``metrics.json``), at the official thresholds times ``scale`` (None: the config's own)."""
+    thresholds = 'config_thresholds' if scale is None else f'thresholds_x{scale:g}'
+    return osp.join(training.work_dir, 'tests', name, preset, thresholds, f'iter_{iteration}', matcher)
+
+
+def calibrate_thresholds(ctx: ZooContext, name: str, cfg: Config, training: Training) -> dict | None:
+    """The scale of :data:`.zoo_training_order.THRESHOLD_SCALES` whose thresholds (:func:`scaled_thresholds`)
+    track the ``ctx.calibration_split`` videos best (HOTA; ties: the larger scale) at the last checkpoint of
+    ``training``: ``dict(scale, thresholds, split, hota={scale: HOTA})``; None where the config declares no official
+    thresholds or the context calibrates nothing."""
+    if ctx.calibration_split is None or not cfg.get('zoo_official_thresholds'):
+        return None
+    from vastmat.datasets.sequences import read_split
+    videos = read_split(ctx.data_root, ctx.protocol, ctx.calibration_split)
+    iteration, checkpoint = training.checkpoints[-1]
+    hota = {}
+    for scale in ctx.threshold_scales:
+        scaled = copy.deepcopy(cfg)
+        scaled.merge_from_dict(scaled_thresholds(cfg, scale))
+        run_dir = osp.join(training.work_dir, 'tests', name, ctx.preset, 'calibration',
+                           f'{ctx.calibration_split}_x{scale:g}', f'iter_{iteration}')
+        metrics = test_tracking_model(scaled, checkpoint, videos, run_dir, ctx.preset, split=ctx.calibration_split)
+        hota[scale] = metrics['COMBINED']['HOTA']
+    best = max(hota, key=lambda scale: (hota[scale], scale))
+    ctx.log(f'  {name}: thresholds x{best:g} of the official ones (HOTA on the {ctx.calibration_split} videos: '
+            + ', '.join(f'x{s:g} {100 * h:.1f}' for s, h in hota.items()) + ')')
+    return dict(scale=best, thresholds=scaled_thresholds(cfg, best), split=ctx.calibration_split,
+                hota={f'{s:g}': h for s, h in hota.items()})
