@@ -10,7 +10,7 @@ data_root = 'data/demo/'
 img_scale = (128, 96)  # width, height: the demo frames are 192 x 144
 num_identities = 30  # identities of the demo's Protocol 1 train split (VastMATDataset prints it)
 
-# Trained as before issue 39, so that the cached demo models stay valid (the same resolved config): without the
+# Trained with these settings, so that the cached demo models stay valid (the same resolved config): without the
 # full-size config's official-training settings (2-GPU chunks, drop_last, the CenterNet start, FairMOTLetterbox):
 # the backbone, the head and the train dataloader restated whole (_delete_), load_from None.
 load_from = None

@@ -11,7 +11,7 @@
 #
 # Recipe for training in minutes: a larger learning rate than the official 1e-4 with a warm-up and a cosine decay;
 # Deformable DETR's dropout 0.1 in the transformer (official MOTIP 0.0: at full size it trains on thousands of
-# videos, here on eight); 1,000 iterations. Measured on the demo's P1 test videos (docs/zoo.md, issue 38), one
+# videos, here on eight); 1,000 iterations. Measured on the demo's P1 test videos (docs/zoo.md), one
 # stage of 2,000 iterations without dropout reached HOTA 15.6 to 16.9 in four runs; the two stages without dropout
 # 17.1 to 18.7 (500 to 1,500 MOTIP iterations), with dropout 23.7 (AssA 36 against 16 to 21; 18.1 in a run whose
 # thread count switched mid-training, before the zoo kept one count).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Matchers against IoU where animals are many and slow and where they are few and fast (issue 16, item 3).
+"""Matchers against IoU where animals are many and slow and where they are few and fast.
 
     python tools/analysis/motion_matcher_study.py --work-dir W [--trackers bytetrack tracktrack diffmot]
         [--settings 10fps 5fps 3fps] [--matchers iou cda-fixed cda-adaptive cda-motion-adaptive]

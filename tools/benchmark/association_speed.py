@@ -41,8 +41,8 @@ Every tracker's frames/s is then also given as a multiple of the official ByteTr
 and BYTETracker's, JDETracker's and TrackTrackTracker's as a multiple of their own official code's.
 Only ``tracker.update`` is timed: detections are read and converted (to mmdet's data samples for mmdet) before.
 Each tracker runs every video ``--repeats`` times; the best total counts (interleaved, so drift of the machine's
-speed affects all alike; the peers' rounds alternate with ours). Goals (issue 6): BYTETracker >= 5x mmdet's ByteTracker frames/s; CDA adds <= 5% to the
-tracking time over IoU. The optimised BYTETracker against the line-by-line port of the official code (its speed
+speed affects all alike; the peers' rounds alternate with ours). Goals: BYTETracker >= 5x mmdet's ByteTracker
+frames/s; CDA adds <= 5% to the tracking time over IoU. The optimised BYTETracker against the line-by-line port of the official code (its speed
 and identical tracks) is a benchmark of its own: ``python tools/benchmark/byte_tracker_reference.py --data-root DIR``.
 The logic is vastmat.benchmarks.association_speed.
 """

@@ -3,8 +3,8 @@
 
     python tools/benchmark/matchers.py [--sizes 10 100 1000] [--repeats 200]
 
-Goal (issue 5): CDA at most 1.5x IoU on a 100x100 problem (measured on the 2-core CI machine: about 1.9x at
-100x100, 1.45x at 1000x1000; see the closing note of issue 5).
+Goal: CDA at most 1.5x IoU on a 100x100 problem (measured on the 2-core CI machine: about 1.9x at
+100x100, 1.45x at 1000x1000).
 """
 import argparse
 import time

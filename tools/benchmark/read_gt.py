@@ -3,7 +3,7 @@
 
     python tools/benchmark/read_gt.py [--data-root ../shared/data/AnimalTrack/train] [--repeats 5]
 
-Goal (issue 3): well under one second per 100k boxes.
+Goal: well under one second per 100k boxes.
 """
 import argparse
 import glob

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The HTML report at the benchmark's size: 315 test videos x 8 trackers (one protocol of VastMAT), built from a real
 zoo run and timed: writing the page, its size, and the time until headless Chromium has loaded it and run its
-scripts. Goals (issue 41): under 20 MB, written in under 30 s, interactive in under 2 s.
+scripts. Goals: under 20 MB, written in under 30 s, interactive in under 2 s.
 
     python tools/benchmark/report_scale.py [--source work_dirs/zoo_benchmark] [--videos 315] [--trackers 8]
         [--work-dir work_dirs/report_scale]

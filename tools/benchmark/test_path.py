@@ -21,7 +21,7 @@ split into:
 Beside it: the same tracker on the same detections with nothing else (``tracker.update`` over prepared frames, the
 best of ``--repeats`` passes, as tools/benchmark/association_speed.py times it). Memory: the peak resident set of
 this process at the first dataset item (imports and runner: the floor of any run) and at the end, and of the
-scoring processes. Goals (issue 18) on ../shared/data/AnimalTrack-10fps-sim, 2 cores: under 20 s wall in all, and
+scoring processes. Goals on ../shared/data/AnimalTrack-10fps-sim, 2 cores: under 20 s wall in all, and
 data + writing + other under 1 ms per frame.
 
     python tools/benchmark/test_path.py --data-root ../shared/data/AnimalTrack-10fps-sim/gt \\

@@ -1,4 +1,4 @@
-"""Each learned tracker's association inputs measured directly, on videos it did not train on (issue 38;
+"""Each learned tracker's association inputs measured directly, on videos it did not train on (
 ``tools/analysis/association_split.py``, its second table). Where :mod:`.association_split` scores the tracks, these measure
 what the association is given, at the ground-truth boxes, so that a weak input is told apart from a weak use of it:
 

@@ -3,7 +3,7 @@ training videos and tested on the same frames, in the habit of "first overfit on
 memorise what it was trained on has a defect (a loss, a target, a label assignment, the hand-over between frames or
 the decoding), not a lack of training.
 
-The parts and their bars (issue 38):
+The parts and their bars:
 
 * the joint and end-to-end trackers (FairMOT, QDTrack, TransTrack, MOTIP, and TCEI on MOTIP's checkpoint): HOTA at
   least 80 on the training video(s), DetA and AssA shown;

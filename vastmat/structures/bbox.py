@@ -9,7 +9,7 @@ trackers do them):
 mmdet's ``mmdet.structures.bbox`` has tensor versions (``bbox_xyxy_to_cxcyah``); these work on the numpy arrays
 the readers and trackers hold, without a torch round trip. Each is one compiled (numba) loop: a tracker converts
 the tens of boxes of a frame several times per frame, where a numpy version's 4-8 operations cost ~5 us in call
-overhead and the loop ~1 us (issue 30). Inputs are taken as float64 (the readers' and trackers' dtype), outputs are
+overhead and the loop ~1 us. Inputs are taken as float64 (the readers' and trackers' dtype), outputs are
 new float64 arrays; the arithmetic is the numpy expressions', in the same order.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@ CDA's blend of the two, over ``(n, 4)`` x ``(m, 4)`` float64 boxes ``x1, y1, x2,
 
 Why compiled: a tracker's frame holds tens of boxes, where each numpy operation costs its ~1-3 us call overhead, not
 its arithmetic; :class:`.PairGeometry` builds an IoU matrix from ~15 of them (~25 us) where one loop takes ~2 us
-(issue 30: the per-frame time of the trackers is that overhead). No well-kept library offers these small pairwise
+(the per-frame time of the trackers is that overhead). No well-kept library offers these small pairwise
 kernels (scipy's cdist has no IoU and the same call overhead; torchvision's box_iou runs on tensors and has no +1
 pixel convention). Each loop performs the numpy formula's operations in the same order, so the results equal the
 numpy path's bit for bit (tests/models/association/test_association.py checks them on random boxes).

@@ -1,4 +1,4 @@
-"""Matchers against IoU where animals are many and slow and where they are few and fast (issue 16, item 3): the
+"""Matchers against IoU where animals are many and slow and where they are few and fast: the
 motion-matcher study (``tools/analysis/motion_matcher_study.py`` is its command line).
 
 Every tracker of the matcher studies (:func:`~vastmat.experiments.matcher_study.study_trackers`) runs with every

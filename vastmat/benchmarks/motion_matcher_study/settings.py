@@ -14,7 +14,7 @@ DEFAULT_MATCHERS = ('iou', 'cda-fixed', 'cda-adaptive', 'cda-motion-adaptive')
 BASELINE = 'iou'
 SUBSETS = ('all', 'sparsest third')
 COLUMNS = ('HOTA', 'AssA', 'IDF1')
-# issue 16's targets for the candidate matcher: on the dense setting (all its videos) at least IoU's HOTA; on every
+# the targets of the candidate matcher: on the dense setting (all its videos) at least IoU's HOTA; on every
 # other row (the sparse / fast settings and each setting's sparsest third) at least the better CDA's
 DENSE_ROW = ('10fps', 'all')
 CDA_REFERENCES = ('cda-fixed', 'cda-adaptive')

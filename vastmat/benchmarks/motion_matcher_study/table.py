@@ -63,7 +63,7 @@ def add_intervals(rows: list[dict], draws: dict | None, level: float) -> None:
 
 
 def target_rows(rows: list[dict], draws: dict | None, candidate: str, level: float) -> list[dict]:
-    """Issue 16's targets for ``candidate``, one row per tracker, setting and video set: the margin of its HOTA
+    """The targets of ``candidate``, one row per tracker, setting and video set: the margin of its HOTA
     over the reference (IoU on the dense row, else the better of the CDA rows present), its ``level`` interval and
     the share of resamples where the margin is >= 0, and a verdict: ``met`` (margin >= 0), ``within noise`` (below
     0, the interval reaching 0) or ``missed`` (the whole interval below 0)."""

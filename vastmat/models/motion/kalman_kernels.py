@@ -1,11 +1,11 @@
 """Compiled (numba) steps of the constant-velocity Kalman filters (:mod:`.kalman_filter`) over stacked tracks:
 ``mean (n, 8)``, ``covariance (n, 8, 8)``, the first four state entries measured, the last four their velocities. Each
 step works on the rows it is given, in place: a tracker's table (:class:`~vastmat.models.trackers.TrackTable`) is
-stepped where it lies, without gathering its rows into new arrays and scattering them back (issue 30: the gather
+stepped where it lies, without gathering its rows into new arrays and scattering them back (the gather
 and scatter were about as costly as the step).
 
 Why compiled: a frame's tens of tracks make the batched numpy filter a sequence of ~20 small operations per step,
-each costing its call overhead (~1-3 us) rather than arithmetic (issue 30: predict and update were ~40 and ~65 us of a
+each costing its call overhead (~1-3 us) rather than arithmetic (measured: predict and update were ~40 and ~65 us of a
 ByteTrack frame); one loop does a step in a few microseconds. numpy, scipy and filterpy offer no batched filter step
 below that overhead. The filters declare their noise (:class:`.kalman_filter.NoiseModel`: each standard deviation
 ``weight * state[source] + const``); the loops compute it from each row's state.

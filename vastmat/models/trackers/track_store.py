@@ -1,4 +1,4 @@
-"""The tracks of one video kept as stacked arrays (issue 30).
+"""The tracks of one video kept as stacked arrays.
 
 :class:`TrackTable` holds the rows: each track is one row of its columns (id, state, last matched frame, start
 frame, score, and the columns a tracker declares: a Kalman mean and covariance, an embedding, ...), with growth and

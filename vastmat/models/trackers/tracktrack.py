@@ -18,7 +18,7 @@ without appearance features the appearance term is dropped and the other weights
 still sum to their full total (the official code would add a constant 0.5); the NMS-0.95 detection set
 (``deleted_dets``) and camera motion (``camera_motion``) come from the frame input and a ``TASK_UTILS`` component.
 
-The tracks of a video are rows of a :class:`TPATable` (stacked arrays, issue 30): each step above gathers the
+The tracks of a video are rows of a :class:`TPATable` (stacked arrays): each step above gathers the
 columns of the rows it needs with one index, the Kalman steps run on the rows in place, no pass over track objects.
 """
 from __future__ import annotations
