@@ -138,8 +138,7 @@ def test_tiny_yolox_in_the_loop_and_cached_give_the_tracker_the_same_frame_input
     """The same frames (boxes to the dumped decimals, frame numbers, rate, size) whether the detector runs in the
     loop or its dumped detections are read; in the loop the frame also has the image, appearance features and the
     detector's extra detection set."""
-    sys.path.insert(0, osp.join(REPO, 'tests', 'helpers'))
-    from toy_tracker import ToyInputTracker
+    from helpers.toy_tracker import ToyInputTracker
     checkpoint, dets, test_videos = tiny_yolox
     # the detector-in-the-loop config, run as it is and with --det-root, with a tracker that records its input, an
     # appearance model on the frame's crops and an extra detection set of the detector with NMS at 0.95

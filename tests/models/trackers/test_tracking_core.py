@@ -2,19 +2,17 @@
 config alone), cached detections keyed by the video's own frame numbers and checked against the video, learned
 parts in one checkpoint, per-video post-processing, the tracker input check."""
 import os.path as osp
-import sys
 
 import numpy as np
 import pytest
 import torch
 
 from helpers.common import REPO, read_results, tool
+from helpers.toy_tracker import ToyInputTracker
 from vastmat.datasets.detections import VideoDetections
 from vastmat.datasets.formats import Detections, FormatError, GroundTruth, write_detections, write_gt, write_seqinfo
 from vastmat.structures.tracking import MissingTrackerInput, TrackingFrame
 
-sys.path.insert(0, osp.join(REPO, 'tests', 'helpers'))
-from toy_tracker import ToyInputTracker  # noqa: E402
 
 LENGTH, WIDTH, HEIGHT = 30, 640, 360
 
@@ -69,7 +67,7 @@ def toy_config(tmp_path, det_root, extra_root, tracker='dict(type="ToyInputTrack
     sampler = "dict(_delete_=True, type='TrackImgSampler')" if pipeline == 'frame' else "dict(type='DefaultSampler', shuffle=False)"
     path.write_text(f'''
 _base_ = ['{REPO}/configs/_base_/tracking_cached-dets.py']
-custom_imports = dict(imports=['toy_tracker'], allow_failed_imports=False)
+custom_imports = dict(imports=['helpers.toy_tracker'], allow_failed_imports=False)
 model = dict(tracker={tracker}{extra_model})
 test_dataloader = dict(sampler={sampler}, dataset=dict(with_gt={pipeline == 'frame'}, pipeline={
         PIPELINES[pipeline].format(det_root=det_root, extra_root=extra_root)}))
