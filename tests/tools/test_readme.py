@@ -44,7 +44,8 @@ TINY = {
         '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2', '2 iterations'),
     'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),
     'python tools/test.py ../vastmat-nearest/': (
-        'env {command}', 'in a process of its own, which finds the plugin the page pip-installed into the private site'),
+        'env {command}',
+        'in a process of its own, which finds the plugin the page pip-installed into the private site'),
     'python tools/data/make_demo_data.py --out data/demo': ('{command} --frames 12', '12 frames a video'),
     'python tools/benchmark/convergence.py': ('{command} --train-iters 2 --trackers ByteTrack DiffMOT',
                                               "the zoo's 2-iteration trainings, the detector and D2MP"),
@@ -54,7 +55,8 @@ TINY = {
     'python tools/analysis/association_split.py': (
         'python tools/analysis/association_split.py --work-dir work_dirs/zoo_benchmark '
         '--results ByteTrack=work_dirs/zoo_benchmark/protocol1/ByteTrack/original/results',
-        "the tiny make demo's ByteTrack results (the learned trackers' split: tests/benchmarks/test_association_split.py)"),
+        "the tiny make demo's ByteTrack results (the learned trackers' split: "
+        "tests/benchmarks/test_association_split.py)"),
     'tools/dist_train.sh configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py 2': (
         '{command} --cfg-options "custom_imports=dict(imports=[\'rank_weights_hook\'], allow_failed_imports=False)" '
         '"custom_hooks=[dict(type=\'SaveRankWeightsHook\')]"',
