@@ -160,6 +160,10 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
                  '--matchers', 'original', 'cda_fixed', '--threshold-scales', '0.5', '1.0')
     assert all(row['reused'] for row in again['training']['protocol1'].values())
     assert again['table5'] == out['table5']
+    # a subset in the same work dir: its outputs are its own, no plot of the full run's learned trackers left behind
+    subset = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', work, '--train-iters', '2',
+                  '--trackers', 'ByteTrack', '--matchers', 'original')
+    assert set(subset['table5']) == {'ByteTrack'} and not osp.exists(work / 'hota_vs_training.png')
 
 
 def test_zoo_configs_start_from_the_demo_detectors_backbone():

@@ -2,6 +2,7 @@
 tracker learned, the plots (HOTA by tracker, HOTA against training minutes, per-video HOTA CDF) and zoo.json."""
 from __future__ import annotations
 
+import os
 import os.path as osp
 from typing import Any
 
@@ -181,8 +182,11 @@ def report(args: Any, detections: dict, results: dict, console: Console) -> dict
                                                       if m.get('thresholds')}
         if out['training'][protocol]:
             print_training_table(out['training'][protocol], protocol, console)
-        if plot_learning(results, protocol, osp.join(args.work_dir, f'hota_vs_training{suffix}.png')):
-            saved.append(f'hota_vs_training{suffix}.png')
+        learning = osp.join(args.work_dir, f'hota_vs_training{suffix}.png')
+        if plot_learning(results, protocol, learning):
+            saved.append(osp.basename(learning))
+        elif osp.exists(learning):  # an earlier run's plot: it would show other trackers than this run's tables
+            os.remove(learning)
         rows8, columns8 = table8(results, protocol)
         if not rows8:
             continue
