@@ -29,10 +29,11 @@ else  # the stack is tested on 3.11 and 3.12 (torch 2.14.1 has wheels for both)
 fi
 STAMP="$VENV/.vastmat-setup-stamp"
 
-# The stamp records a hash of everything that decides what is installed; when it matches, nothing is done.
+# The stamp records a hash of everything that decides what is installed; when it matches, nothing is done. The
+# checkout is part of it: a venv set up from another checkout has its editable vastmat pointed at this one again.
 fingerprint() {
     { cat "$ROOT"/requirements/*.txt "$ROOT/setup.cfg" "$ROOT/tools/setup_env.sh"
-      echo "system-torch=${VASTMAT_SYSTEM_TORCH:-} cuda=${VASTMAT_CUDA:-} arch=${TORCH_CUDA_ARCH_LIST:-}"; } |
+      echo "root=$ROOT system-torch=${VASTMAT_SYSTEM_TORCH:-} cuda=${VASTMAT_CUDA:-} arch=${TORCH_CUDA_ARCH_LIST:-}"; } |
         sha256sum | cut -d' ' -f1
 }
 
