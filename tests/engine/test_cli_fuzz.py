@@ -21,7 +21,8 @@ from mmengine.config import Config
 
 from helpers.common import DEBUG_YOLOX, REPO, SHARED_DATA, tool
 
-from vastmat.engine.cli import ConfigKeyError, apply_cfg_options, check_cfg_options, run_cli
+from vastmat.engine.cli import run_cli
+from vastmat.engine.config_options import ConfigKeyError, apply_cfg_options, check_cfg_options
 from vastmat.engine import config_check
 from vastmat.utils.errors import UserInputError
 from vastmat.utils.options import OptionError, format_value, parse_assignment, parse_option, parse_value, \

@@ -189,7 +189,7 @@ def test_zoo_motip_trains_in_two_stages_as_the_official(demo_root, tmp_path, mon
     backbone: planned, launched and trained in that order, each stage from the checkpoint of the one before."""
     from mmengine.config import Config
 
-    from vastmat.experiments import zoo
+    from vastmat.experiments import zoo, zoo_training_order
     from vastmat.experiments.zoo_training import Training
     from vastmat.models.trackers.zoo import config_path
     detector = config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')
@@ -205,13 +205,14 @@ def test_zoo_motip_trains_in_two_stages_as_the_official(demo_root, tmp_path, mon
     members = {m.name: m for m in zoo_trackers()}
     # MOTIP's task trains the detector, its pre-training and itself; TCEI waits for it and trains nothing; with
     # QDTrack beside them the detector (the backbone of both) is trained first, once
-    assert zoo.task_trainings(members['MOTIP'], members, {'MOTIP', 'TCEI'}) == [detector, pretrain, motip]
-    assert zoo.task_trainings(members['TCEI'], members, {'MOTIP', 'TCEI'}) == []
-    assert zoo.task_trainings(members['TCEI'], members, {'TCEI'}) == [detector, pretrain, motip]
-    assert zoo.shared_sources([members['MOTIP'], members['TCEI']], members) == []
-    assert zoo.shared_sources([members['MOTIP'], members['TCEI'], members['QDTrack']], members) == [detector]
-    ctx = zoo.ZooContext(demo_root, 'protocol1', [], str(tmp_path / 'protocol1'), log=lambda text: None)
-    plan = zoo.training_plan(ctx, [members['MOTIP']])
+    assert zoo_training_order.task_trainings(members['MOTIP'], members, {'MOTIP', 'TCEI'}) == [detector, pretrain, motip]
+    assert zoo_training_order.task_trainings(members['TCEI'], members, {'MOTIP', 'TCEI'}) == []
+    assert zoo_training_order.task_trainings(members['TCEI'], members, {'TCEI'}) == [detector, pretrain, motip]
+    assert zoo_training_order.shared_sources([members['MOTIP'], members['TCEI']], members) == []
+    assert zoo_training_order.shared_sources([members['MOTIP'], members['TCEI'], members['QDTrack']], members) == [detector]
+    ctx = zoo_training_order.ZooContext(demo_root, 'protocol1', [], str(tmp_path / 'protocol1'),
+                                        log=lambda text: None)
+    plan = zoo_training_order.training_plan(ctx, [members['MOTIP']])
     assert [config for _, config, _ in plan] == [detector, pretrain, motip]
     assert plan[1][0] == 'start of MOTIP: motip_tiny_zoo_vastmat-demo_detr-pretrain.py'
     assert all(seconds > 0 for _, _, seconds in plan)  # nothing trained yet

@@ -28,7 +28,7 @@ CONFIG_DIR = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))
 def load_config(config: str | Config, cfg_options: dict | None = None) -> Config:
     """A config from a file (or a copy of one), with ``cfg_options`` set (checked, a dict replacing the whole entry,
     as on the command line) and the plugins' ``vastmat_adjust_config`` applied, as ``tools/test.py`` does."""
-    from vastmat.engine.cli import apply_cfg_options
+    from vastmat.engine.config_options import apply_cfg_options
     from vastmat.plugins import adjust_config
     cfg = Config.fromfile(config) if isinstance(config, str) else Config(config.to_dict(), filename=config.filename)
     return adjust_config(apply_cfg_options(cfg, cfg_options))
@@ -113,7 +113,8 @@ def run_tracking_test(config: str | Config, data_root: str, det_root: str, work_
     ``work_dir/metrics.json`` (the evaluator writes ``metrics_per_video.json`` beside it); returns the metrics."""
     import argparse
 
-    from vastmat.engine.cli import apply_tracking_options, build_runner, print_metrics_table
+    from vastmat.engine.cli import build_runner, print_metrics_table
+    from vastmat.engine.tracking_options import apply_tracking_options
     from vastmat.utils.io import write_json_atomic
     cfg = load_config(config, cfg_options)
     cfg.launcher, cfg.work_dir = 'none', work_dir

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from vastmat.experiments.zoo import (ZooContext, detector_boxes, run_cached_member, run_model_member, train,
-                                     training_config)
+from vastmat.experiments.zoo import run_cached_member, run_model_member, train
+from vastmat.experiments.zoo_scoring import detector_boxes
 from vastmat.experiments.zoo_training import Training, detect
+from vastmat.experiments.zoo_training_order import ZooContext, training_config
 
 MEASURES = ('AP50', 'mAP', 'R1', 'DetA', 'AssA')  # quality columns, as each model has them
 

@@ -290,7 +290,7 @@ def _first_test_video(loader: dict, data: CheckData, frames: int) -> None:
 def _extra_det_roots(cfg: Config, data: CheckData) -> list[str]:
     """``tools/test.py --extra-det-root NAME=DIR`` for the named detection sets a tracker on cached detections reads
     (TrackTrack's ``deleted_dets``): the generated detections."""
-    from vastmat.engine.cli import DETECTION_LOADERS
+    from vastmat.engine.tracking_options import DETECTION_LOADERS
     loaders = [n for n in walk(cfg.test_dataloader) if n.get('type') in DETECTION_LOADERS]
     names = {n['deleted_dets'] for n in walk(cfg.model) if isinstance(n.get('deleted_dets'), str)}
     return [f'{name}={data.det_root}' for name in sorted(names)] if loaders else []
@@ -298,7 +298,8 @@ def _extra_det_roots(cfg: Config, data: CheckData) -> list[str]:
 
 def _test_runner(cfg: Config, data: CheckData, frames: int) -> Any:
     """The runner of ``cfg``'s test on one generated video, its test loop built (dataloader, evaluator)."""
-    from vastmat.engine.cli import apply_tracking_options, build_quiet_runner
+    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.tracking_options import apply_tracking_options
     test_cfg = copy.deepcopy(cfg)
     test_cfg.load_from = None  # the trained weights are not the check's subject; random ones run the same path
     _first_test_video(test_cfg.test_dataloader, data, frames)

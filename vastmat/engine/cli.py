@@ -12,9 +12,6 @@ from mmengine.config import Config
 from mmengine.runner import Runner
 
 from vastmat.engine.config_options import CfgOptionsAction, ConfigKeyError, apply_cfg_options
-from vastmat.engine.config_options import check_cfg_options  # noqa: F401  (re-exported for its importers)
-from vastmat.engine.tracking_options import (  # noqa: F401  (re-exported for their importers)
-    DETECTION_LOADERS, apply_tracking_options)
 from vastmat.utils.errors import UserInputError
 from vastmat.utils.io import write_json_atomic  # noqa: F401  (re-exported for the tools)
 

@@ -22,16 +22,10 @@ from typing import Any
 
 from vastmat.models.trackers.zoo import ZooTracker, config_path
 
-from .zoo_scoring import (calibrate_thresholds, curve_point, detector_boxes, model_run_dir, part_inputs,
-                          scored_checkpoints, track_on_cached)
+from .zoo_scoring import (calibrate_thresholds, curve_point, model_run_dir, part_inputs, scored_checkpoints,
+                          track_on_cached)
 from .zoo_training import Training, test_tracking_model, train_once, zoo_config
-from .zoo_training_order import (NUM_CHECKPOINTS, START_KEYS, ZooContext, shared_sources, source_order, start_sources,
-                                 task_trainings, training_config, training_plan)
-
-__all__ = ['DEMO_DETECTOR', 'PART_LABELS', 'ZooContext', 'run_cached_member', 'run_model_member', 'select_members',
-           'source_order', 'train', 'training_config',
-           # not used here: kept importable from this module for its importers (vastmat.benchmarks, the tests)
-           'detector_boxes', 'shared_sources', 'task_trainings', 'training_plan']
+from .zoo_training_order import NUM_CHECKPOINTS, START_KEYS, ZooContext, source_order, start_sources, training_config
 
 DEMO_DETECTOR = config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')  # the demo data's detector
 PART_LABELS = dict(features='ReID model (features)', motion='D2MP (motion)')

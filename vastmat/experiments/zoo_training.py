@@ -224,7 +224,8 @@ def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], 
     :func:`zoo_config`, a matcher swapped in by :func:`vastmat.apis.swap_matcher` beforehand) at ``checkpoint`` and
     score them with TrackEval (per video and COMBINED, as :func:`vastmat.apis.track_and_score`); ``dump_dets`` also
     writes its detections. ``out_dir/metrics.json`` (written last) is reused when present."""
-    from vastmat.engine.cli import apply_tracking_options, build_quiet_runner
+    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.tracking_options import apply_tracking_options
     from vastmat.evaluation.mot_eval import evaluate, sequence_specs
     saved = osp.join(out_dir, 'metrics.json')
     if osp.isfile(saved):
@@ -252,7 +253,8 @@ def detect(config: str, checkpoint: str, data_root: str, protocol: str, work_dir
            nms_iou: float | None = None) -> dict:
     """Test a detector on the protocol's test videos (COCO metrics, ``det/AP50`` ...) and, with ``out_dir``, dump
     its boxes there as det.txt files (with NMS at ``nms_iou`` when given); returns its metrics."""
-    from vastmat.engine.cli import apply_tracking_options, build_quiet_runner
+    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.tracking_options import apply_tracking_options
     from vastmat.evaluation.metrics import DumpTrackingDetections
     cfg = zoo_config(config, data_root, protocol, work_dir, f'{protocol} detector')
     if nms_iou is not None:

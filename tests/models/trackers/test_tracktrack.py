@@ -9,9 +9,10 @@ import pytest
 from vastmat.models.association import MutualBest
 from vastmat.models.motion import KalmanFilterXYWH
 from vastmat.models.trackers.track_lifecycle import LOST, NEW, TRACKED, moving_average_unit
-from vastmat.models.trackers.tracktrack import (TrackTrackTracker, angle_distance, confidence_distance,
-                                                corner_velocities, cosine_distance, deleted_detections,
-                                                track_aware_nms)
+from vastmat.models.trackers.tracktrack import TrackTrackTracker
+from vastmat.models.trackers.tracktrack_costs import (angle_distance, confidence_distance, corner_velocities,
+                                                      cosine_distance)
+from vastmat.models.trackers.tracktrack_nms import deleted_detections, track_aware_nms
 from vastmat.structures.tracking import FrameDetections, TrackingFrame
 
 

@@ -35,7 +35,7 @@ def build_config(config: str, options: dict[str, Any], flags: dict[str, str] | N
     Args:
         flags: the command-line flag that gave each key, named in the errors.
     """
-    from vastmat.engine.cli import apply_cfg_options
+    from vastmat.engine.config_options import apply_cfg_options
     from vastmat.plugins import adjust_config
     return adjust_config(apply_cfg_options(Config.fromfile(config), options, flags))
 

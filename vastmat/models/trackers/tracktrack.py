@@ -38,13 +38,8 @@ from .base_tracker import BaseTracker
 from .motion_context import matcher_context
 from .track_lifecycle import LOST, NEW, REMOVED, TRACKED, moving_average_unit, reported_mask
 from .track_store import TrackList, TrackRows
-from .tracktrack_costs import angle_distance, confidence_distance, corner_directions, corner_velocities, cosine_distance
+from .tracktrack_costs import angle_distance, confidence_distance, corner_directions, cosine_distance
 from .tracktrack_nms import deleted_detections, track_aware_nms
-
-# the tracker, and the names tests/models/trackers/test_tracktrack.py imports from this module (defined in
-# .tracktrack_costs and .tracktrack_nms; corner_velocities is imported here for the tests only)
-__all__ = ['TrackTrackTracker', 'TPATable', 'angle_distance', 'confidence_distance', 'corner_velocities',
-           'cosine_distance', 'deleted_detections', 'track_aware_nms']
 
 DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, direction=0.05)
 
