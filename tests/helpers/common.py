@@ -170,6 +170,24 @@ needs_animaltrack = pytest.mark.skipif(not osp.isdir(ANIMALTRACK),
                                        reason=f'real data not found at {ANIMALTRACK} (../shared/data beside the clone)')
 
 
+@contextlib.contextmanager
+def plugin_registrations_undone():
+    """What plugins register inside the block leaves vastmat's registries at its end, and the plugins are loaded
+    again (their site off sys.path by then: :func:`plugins_from` given a ``monkeypatch.context()`` that ends inside
+    the block), so that later tests in the same worker see the registries (the zoo's tracker list) as they were."""
+    from vastmat import registry
+    from vastmat.plugins import load_plugins
+    registries = [r for r in vars(registry).values() if isinstance(r, registry.VastMATRegistry)]
+    before = [set(r.module_dict) for r in registries]
+    try:
+        yield
+    finally:
+        for r, names in zip(registries, before):
+            for name in set(r.module_dict) - names:
+                r._module_dict.pop(name)
+        load_plugins(reload=True)
+
+
 def plugins_from(site: str, monkeypatch):
     """The plugins installed in ``site`` loaded in this process, as a user's ``pip install`` makes them load: the
     site on sys.path (until the test ends), the entry points read again. Returns vastmat's plugin state."""

@@ -2,8 +2,9 @@
 the repository's working layout; every page of docs/ is linked from README.md, and every relative link resolves.
 
 The quick ones run as written; the long ones (detector training, the zoo benchmark) run with the tiny settings of
-:data:`TINY`. ``python tools/X.py ...`` runs in this process (conftest ``tool``), other commands (shell scripts,
-pip, console scripts) as subprocesses. A command that needs a GPU, a Slurm cluster or ../shared/data is given the
+:data:`TINY`. ``python tools/X.py ...`` and setup.cfg's console scripts run in this process (``tool``, the entry
+point's function; after a ``pip install`` into the chain's private site, with the plugins it installed loaded as a
+new process would load them), other commands (shell scripts, pip) as subprocesses. A command that needs a GPU, a Slurm cluster or ../shared/data is given the
 nearest local form here (``srun`` is a stand-in that runs the task as one local Slurm task). After each chain,
 :data:`CHECKS` checks what its commands left behind (the two-process runs against the one-process ones among
 them).
@@ -20,32 +21,30 @@ import time
 import pytest
 import torch
 
-from helpers.common import REPO, SHARED_DATA, free_port, plugins_from, tool
+from helpers.common import REPO, SHARED_DATA, free_port, plugin_registrations_undone, plugins_from, tool
 
 DOCS = osp.join(REPO, 'docs')
 DEMO_ITERS = 1200  # the demo YOLOX's schedule (configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py)
 
-# a command of the pages (its start) -> (the command the test runs instead, why); None: not run, with the reason
+# a command of the pages (its start) -> (the command, or the list of commands, the test runs instead, why); None: not
+# run, with the reason
 TINY = {
     'make test': (None, 'the test suite itself'),
     # (before 'make demo': the first prefix that matches is taken)
     'make demo ZOO_ARGS="--trackers NearestCentre ByteTrack"': (
-        "bash -c 'python tools/data/make_demo_data.py --out data/demo --frames 12 && "
-        'python tools/data/simulate_detections.py --data-root data/demo --split protocol1/test '
-        '--out work_dirs/zoo_benchmark/protocol1/dets && python tools/zoo_benchmark.py --trackers NearestCentre '
-        "ByteTrack --det-root work_dirs/zoo_benchmark/protocol1/dets --workers 1'",
+        ['python tools/data/make_demo_data.py --out data/demo --frames 12',
+         'python tools/data/simulate_detections.py --data-root data/demo --split protocol1/test '
+         '--out work_dirs/zoo_benchmark/protocol1/dets',
+         'python tools/zoo_benchmark.py --trackers NearestCentre ByteTrack '
+         '--det-root work_dirs/zoo_benchmark/protocol1/dets --workers 1'],
         "docs/plugins.md's zoo run on 12-frame demo videos and simulated detections of their ground truth, written "
-        "where the zoo's detector writes its boxes (a 2-iteration YOLOX finds none: every HOTA would be 0), in "
-        'processes of their own (as make\'s), which find the plugin the page pip-installed into the private site'),
+        "where the zoo's detector writes its boxes (a 2-iteration YOLOX finds none: every HOTA would be 0)"),
     'make demo': ('python tools/zoo_benchmark.py --train-iters 2 --trackers ByteTrack --workers 1',
                   'the zoo benchmark with a 2-iteration detector, ByteTrack only (all eight trackers with 2-iteration '
                   'trainings: tests/experiments/test_zoo_benchmark.py)'),
     'python tools/train.py configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py': (
         '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2', '2 iterations'),
     'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),
-    'python tools/test.py ../vastmat-nearest/': (
-        'env {command}',
-        'in a process of its own, which finds the plugin the page pip-installed into the private site'),
     'python tools/data/make_demo_data.py --out data/demo': ('{command} --frames 12', '12 frames a video'),
     'python tools/benchmark/convergence.py': ('{command} --train-iters 2 --trackers ByteTrack DiffMOT',
                                               "the zoo's 2-iteration trainings, the detector and D2MP"),
@@ -278,16 +277,64 @@ def _workspace(tmp) -> str:
     return root
 
 
-def _expand(command: str, tmp) -> str | None:
+def _expand(command: str, tmp) -> list[str]:
+    """The commands the test runs for a command of the pages (none for one it does not run)."""
+    commands = [command]
     for prefix, (replacement, _) in TINY.items():
         if command.startswith(prefix):
             if replacement is None:
-                return None
-            command = replacement.format(command=command, tmp=tmp)
+                return []
+            commands = replacement if isinstance(replacement, list) else [replacement.format(command=command,
+                                                                                              tmp=tmp)]
             break
     for old, new in SUBSTITUTIONS:
-        command = command.replace(old, new)
-    return command
+        commands = [c.replace(old, new) for c in commands]
+    return commands
+
+
+def console_scripts() -> dict[str, str]:
+    """setup.cfg's console scripts: name -> 'module:function'."""
+    import configparser
+    parser = configparser.ConfigParser()
+    parser.read(osp.join(REPO, 'setup.cfg'))
+    lines = parser['options.entry_points']['console_scripts'].strip().splitlines()
+    return dict(tuple(part.strip() for part in line.split('=')) for line in lines)
+
+
+def _console_script(words: list[str]) -> int:
+    """A console script of setup.cfg run in this process: its entry point's function on the arguments."""
+    import importlib
+    module, _, function = console_scripts()[words[0]].partition(':')
+    return getattr(importlib.import_module(module), function)(words[1:])
+
+
+def _run_chain(chain: str, tmp_path, root: str, env: dict, site: str, plugin_path) -> tuple[list, list]:
+    """Run a chain's commands (:func:`test_readme_commands_run`); returns them and their (seconds, command)."""
+    installed = False  # a pip install into ``site`` ran since the plugins were last loaded
+    ran, timings = [], []
+    for expanded in (c for command in chain_commands(chain) for c in _expand(command, tmp_path)):
+        words = shlex.split(expanded)
+        assignments = {}
+        while words and re.match(r'^[A-Z_]+=', words[0]):
+            key, value = words.pop(0).split('=', 1)
+            assignments[key] = value
+        start = time.perf_counter()
+        in_process = not assignments and (words[0] in console_scripts()
+                                          or (words[0] == 'python' and words[1].startswith('tools/')))
+        if in_process and installed:  # the plugins the chain pip-installed, loaded here as a new process would
+            assert plugins_from(site, plugin_path).loaded
+            installed = False
+        if in_process and words[0] == 'python':
+            subset = SUBSET.get(words[1], []) if 'AnimalTrack-10fps-sim' in expanded else []
+            tool(words[1], *words[2:], *subset)
+        elif in_process:
+            assert _console_script(words) == 0, expanded
+        else:
+            _run(words, dict(env, **assignments), root, expanded)
+            installed = installed or words[:4] == ['python', '-m', 'pip', 'install']
+        ran.append(expanded)
+        timings.append((time.perf_counter() - start, expanded[:100]))
+    return ran, timings
 
 
 @pytest.mark.skipif(not osp.isdir(SHARED_DATA), reason=f'{SHARED_DATA}: not found (../shared/data beside the clone)')
@@ -307,26 +354,9 @@ def test_readme_commands_run(chain, tmp_path, monkeypatch):
     if chain == 'demo':  # make demo's data, smaller: 12 frames a video, the 3 test videos of the split it draws
         from vastmat.datasets.demo_data import make_demo_dataset
         make_demo_dataset(osp.join(root, 'data', 'demo'), num_frames=12, extra_test_videos=())
-    ran, timings = [], []
-    for command in chain_commands(chain):
-        expanded = _expand(command, tmp_path)
-        if expanded is None:
-            continue
-        words = shlex.split(expanded)
-        assignments = {}
-        while words and re.match(r'^[A-Z_]+=', words[0]):
-            key, value = words.pop(0).split('=', 1)
-            assignments[key] = value
-        start = time.perf_counter()
-        if words[0] == 'python' and words[1].startswith('tools/') and not assignments:
-            if 'plugins/' in expanded:  # the plugins the chain pip-installed, loaded here as a new process would
-                assert plugins_from(str(tmp_path / 'site'), monkeypatch).loaded
-            subset = SUBSET.get(words[1], []) if 'AnimalTrack-10fps-sim' in expanded else []
-            tool(words[1], *words[2:], *subset)
-        else:
-            _run(words, dict(env, **assignments), root, expanded)
-        ran.append(expanded)
-        timings.append((time.perf_counter() - start, expanded[:100]))
+    site = str(tmp_path / 'site')  # where the chain's pip installs go (TINY)
+    with plugin_registrations_undone(), monkeypatch.context() as plugin_path:
+        ran, timings = _run_chain(chain, tmp_path, root, env, site, plugin_path)
     print('\n'.join(f'{seconds:6.1f} s  {command}' for seconds, command in sorted(timings, reverse=True)))
     assert ran
     CHECKS[chain](root)

@@ -24,6 +24,10 @@ from helpers.motip_train_inputs import (FRAME_SEED, FRAMES, HEIGHT, PRETRAIN_FRA
                                         WEIGHT_SEED, WIDTH, clip_images, id_module_weights, narrow_model_cfg,
                                         normalized, record)
 
+# one worker runs the whole module, so each case's module fixtures (a float64 R50 model's training step, 9 to 15 s)
+# are made once, not once per worker
+pytestmark = pytest.mark.xdist_group('motip_golden_train')
+
 FIXTURES = osp.join(REPO, 'tests', 'fixtures', 'motip_train_official')
 # case -> (the full-size config, the official run's record)
 CASES = {'clip': ('motip_r50_8xb1-10e_vastmat-p1.py', 'train_step.pt'),
