@@ -7,13 +7,14 @@
 # Recipe for training in minutes: 4 frames a batch (official 2 a GPU x 8 GPUs), the zoo's larger learning rate with a
 # warm-up and a cosine decay, and a colour jitter over the whole hue circle as the zoo's TransTrack (every rendered
 # animal has its own random colour; the official ColorJitter hue 0.2 is a fifth of the circle); the rest of the
-# augmentation (flip, resize, the official clip crop) as the MOTIP training. 2,000 iterations: 0.09 s each on
-# 2 cores, about half a MOTIP iteration (four frames with gradients against two clips of four frames).
+# augmentation (flip, resize, the official clip crop) as the MOTIP training. 2,000 iterations, about half as
+# costly as a MOTIP iteration (four frames with gradients against two clips of four frames). The backbone is frozen,
+# as in the MOTIP training (inherited).
 _base_ = ['./motip_tiny_zoo_vastmat-demo.py']
 
 zoo_load_from = None  # the first stage (the MOTIP training starts from this one)
 max_iters = 2000
-zoo_seconds_per_iter = 0.077  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
+zoo_seconds_per_iter = 0.057  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
 
 model = dict(only_detr=True, num_train_frames=1)
 # single frames with 1 to 20 evaluated identities (official SAMPLE_LENGTHS [1], as the full-size pre-training)
