@@ -27,8 +27,9 @@ def test_summary_takes_min_mean_max_over_runs_and_the_floor():
     assert summary['A']['runs'] == {'seed0': 0.30, 'seed1': 0.18}
 
 
-def test_demo_spread_reads_finished_runs_and_saves_the_table(tmp_path, capsys):
-    """Finished runs (a zoo.json in their work dirs) are read, not run again; the table, JSON and plot are saved."""
+def test_demo_spread_reads_finished_runs_and_saves_the_table(tmp_path, capsys, monkeypatch):
+    """Finished runs (a zoo.json in their work dirs) are read, not run again, unless rerun; the table, JSON and plot
+    are saved."""
     def zoo_json(hota: float) -> dict:
         videos = {'Bee-1': dict(HOTA=hota - 0.05), 'Horse-1': dict(HOTA=hota + 0.05)}
         return dict(runs=dict(protocol1={'MOTIP/original': dict(videos, COMBINED=dict(HOTA=hota), seconds=1.0),
@@ -46,12 +47,19 @@ def test_demo_spread_reads_finished_runs_and_saves_the_table(tmp_path, capsys):
     assert osp.getsize(tmp_path / 'spread' / 'spread.png') > 0
     printed = capsys.readouterr().out
     assert 'reading' in printed and 'seed0-avx2' in printed and 'MOTIP' in printed
+    # after a recipe change, --rerun runs every finished run again (the zoo reuses what did not change)
+    import vastmat.benchmarks.demo_spread as spread
+    ran = []
+    monkeypatch.setattr(spread, 'run_zoo', lambda run, run_dir, zoo_args, log: ran.append(run.name) or 1.0)
+    demo_spread([0, 1], ['avx2'], str(tmp_path), [], 'test machine', rerun=True)
+    assert ran == ['seed0', 'seed1', 'seed0-avx2']
 
 
 def test_tool_splits_its_options_from_the_zoos():
     args, zoo_args = tool_module('tools/benchmark/demo_spread.py').parse_args(
         ['--seeds', '3', '4', '--kernels', '--', '--trackers', 'MOTIP', 'TCEI'])
     assert args.seeds == [3, 4] and args.kernels == [] and zoo_args == ['--trackers', 'MOTIP', 'TCEI']
+    assert not args.rerun and tool_module('tools/benchmark/demo_spread.py').parse_args(['--rerun'])[0].rerun
     with pytest.raises(SystemExit):
         tool_module('tools/benchmark/demo_spread.py').parse_args(['--seeds', '1', '1'])
 

@@ -3,11 +3,12 @@
 another CPU kernel setting, each tracker's test HOTA over the runs and its dev HOTA.
 
     python tools/benchmark/demo_spread.py [--seeds 0 1 2] [--kernels avx2] [--work-dir work_dirs/zoo_benchmark]
-        [--machine TEXT] [-- ZOO_BENCHMARK_OPTIONS ...]
+        [--machine TEXT] [--rerun] [-- ZOO_BENCHMARK_OPTIONS ...]
 
 Each run is ``tools/zoo_benchmark.py --seed S`` (with ``ATEN_CPU_CAPABILITY=K`` for a kernel run, on the first
 seed). The first seed's plain run is make demo's own work dir (its trainings reused: a finished make demo costs
-nothing here); the others go to ``WORK_DIR/spread/seed<S>[-<K>]``, and a finished run is read again, not rerun.
+nothing here); the others go to ``WORK_DIR/spread/seed<S>[-<K>]``, and a finished run is read again, not rerun; ``--rerun``
+after a change of a recipe runs every run again (each training and test whose config is unchanged is reused).
 Prints a table (each run's HOTA, min / mean / max, dev HOTA, whether the minimum is 20 or more) and saves
 ``WORK_DIR/spread/spread.json`` and ``spread.png``. About 10 minutes a run on 2 cores.
 """
@@ -36,6 +37,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
                         help='ATEN_CPU_CAPABILITY settings run on the first seed (default avx2; none: no such run)')
     parser.add_argument('--work-dir', default='work_dirs/zoo_benchmark', help="make demo's work dir")
     parser.add_argument('--machine', default=None, help='the machine named in the table (default: the CPU model)')
+    parser.add_argument('--rerun', action='store_true',
+                        help='run the finished runs again too (after a recipe change: what did not change is reused)')
     argv = list(sys.argv[1:] if argv is None else argv)
     zoo_args = argv[argv.index('--') + 1:] if '--' in argv else []
     args = parser.parse_args(argv[:argv.index('--')] if '--' in argv else argv)
@@ -47,7 +50,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
 def main(argv: list[str] | None = None) -> dict:
     from vastmat.benchmarks.demo_spread import demo_spread
     args, zoo_args = parse_args(argv)
-    return demo_spread(args.seeds, args.kernels, args.work_dir, zoo_args, args.machine or cpu_name())
+    return demo_spread(args.seeds, args.kernels, args.work_dir, zoo_args, args.machine or cpu_name(),
+                       rerun=args.rerun)
 
 
 if __name__ == '__main__':

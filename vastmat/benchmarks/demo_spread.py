@@ -5,8 +5,8 @@ max) beside its dev HOTA, and whether every tracker holds HOTA 20 at its worst.
 Each run is ``tools/zoo_benchmark.py --seed S`` in a process of its own (``ATEN_CPU_CAPABILITY`` must be set before
 torch loads), in a work dir of its own: the first seed with no kernel setting is ``make demo``'s own work dir, so it
 reuses the trainings of ``make demo``; the others are ``W/spread/seed<S>[-<kernels>]``. A run whose ``zoo.json`` is
-there is read, not run again (trainings are kept by seed and kernel setting, so a rerun of a finished run takes
-seconds).
+there is read, not run again, unless ``rerun`` (after a recipe change; trainings are kept by seed and kernel setting
+and by their resolved config, so a rerun trains and tests only what changed, and takes seconds when nothing did).
 """
 from __future__ import annotations
 
@@ -149,17 +149,20 @@ def plot_spread(summary: dict, path: str) -> None:
     os.replace(tmp, path)
 
 
-def demo_spread(seeds: list[int], kernels: list[str], work_dir: str, zoo_args: list[str], machine: str) -> dict:
-    """Run (or read) every spread run, print and save the table (``W/spread/spread.json``, ``spread.png``)."""
+def demo_spread(seeds: list[int], kernels: list[str], work_dir: str, zoo_args: list[str], machine: str,
+                rerun: bool = False) -> dict:
+    """Run (or read: a finished run, unless ``rerun``) every spread run, print and save the table
+    (``W/spread/spread.json``, ``spread.png``)."""
     runs = spread_runs(seeds, kernels)
     results, seconds = {}, {}
     for i, run in enumerate(runs, 1):
         run_dir = run.work_dir(work_dir, seeds[0])
-        if not osp.isfile(osp.join(run_dir, 'zoo.json')):
+        if rerun or not osp.isfile(osp.join(run_dir, 'zoo.json')):
             print(f'[{i}/{len(runs)}] {run.name}: tools/zoo_benchmark.py in {run_dir}', flush=True)
             seconds[run.name] = run_zoo(run, run_dir, zoo_args, osp.join(work_dir, 'spread', f'{run.name}.log'))
         else:
-            print(f'[{i}/{len(runs)}] {run.name}: reading {run_dir}/zoo.json', flush=True)
+            print(f'[{i}/{len(runs)}] {run.name}: reading {run_dir}/zoo.json (--rerun after a recipe change)',
+                  flush=True)
         results[run.name] = read_run(run_dir)
     summary = summarise(results)
     print_spread(summary, [r.name for r in runs], machine)
