@@ -7,19 +7,19 @@
 # (motip_tiny_zoo_vastmat-demo_detr-pretrain.py, 2,000 iterations), and this training starts from its last checkpoint
 # (zoo_load_from; the zoo trains it first). The pre-training's backbone is the demo YOLOX's, pre-trained by the zoo's
 # detector training on the same videos (configs/_base_/models/yolox_demo_backbone.py: the role of the ImageNet
-# weights at full size, with the official 0.1 learning-rate multiplier).
+# weights at full size), frozen (below).
 #
 # Recipe for training in minutes: a larger learning rate than the official 1e-4 with a warm-up and a cosine decay;
 # Deformable DETR's dropout 0.1 in the transformer (official MOTIP 0.0: at full size it trains on thousands of
 # videos, here on eight); the backbone frozen at the demo YOLOX's weights (official: trained at 0.1 of the learning
-# rate); 1,000 iterations. Measured on all 9 P1 test videos of the demo data (docs/zoo.md, "The spread over seeds and
-# CPU kernels"), seed 0: with the backbone trained, HOTA 17.4 (TCEI 16.2), 15.9 to 19.1 over the spread's four
-# runs; frozen, 21.8 (TCEI 21.6), and each iteration 30 % cheaper (pre-training 0.057 s against 0.077 s, training
-# 0.098 s against 0.14 s). Eight training videos are too few to fine-tune the backbone without losing what the
-# detector's training gave it: 16 videos with the backbone trained gave 18.5. Measured on the demo's P1 test videos (docs/zoo.md), one
-# stage of 2,000 iterations without dropout reached HOTA 15.6 to 16.9 in four runs; the two stages without dropout
-# 17.1 to 18.7 (500 to 1,500 MOTIP iterations), with dropout 23.7 (AssA 36 against 16 to 21; 18.1 in a run whose
-# thread count switched mid-training, before the zoo kept one count).
+# rate; this training's pre-training inherits it); 1,000 iterations. Measured on the 9 P1 test videos of the demo
+# data over the four runs of tools/benchmark/demo_spread.py (docs/zoo.md, "The spread over seeds and CPU kernels"):
+# HOTA 15.0 to 21.8 frozen (mean 17.7; TCEI 14.9 to 21.6, mean 18.7), 15.9 to 19.1 with the backbone trained (mean
+# 17.6; TCEI 15.9 to 19.5, mean 17.4), and each iteration 30 % cheaper frozen (pre-training 0.057 s against
+# 0.077 s, training 0.098 s against 0.14 s). Earlier, on 3 of the test videos: one stage of 2,000 iterations
+# without dropout reached HOTA 15.6 to 16.9 in four runs; the two stages without dropout 17.1 to 18.7 (500 to 1,500
+# MOTIP iterations), with dropout 23.7 (AssA 36 against 16 to 21; 18.1 in a run whose thread count switched
+# mid-training, before the zoo kept one count).
 # Two ID-label groups a clip, as the tiny config (official 6): at 2,000 iterations six groups took 30 % longer
 # (396 s against 306 s) for the same ID decoder (accuracy on ground-truth trajectories of the test videos 67.4
 # against 68.4; tools/analysis/association_split.py).

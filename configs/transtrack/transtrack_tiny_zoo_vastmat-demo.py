@@ -4,12 +4,12 @@
 #
 # Recipe for training in minutes: the backbone is the demo YOLOX's, pre-trained by the zoo's detector training on the
 # same videos (configs/_base_/models/yolox_demo_backbone.py: the role of the ImageNet weights at full size), and
-# frozen there (official: trained at 0.1 of the learning rate; as the zoo's MOTIP, whose config says why: seed 0
-# gave HOTA 21.4 frozen against 20.9, each iteration 0.085 s against 0.109 s); a larger learning rate than the official 2e-4 with a warm-up and a cosine
-# decay, and a colour jitter over the whole hue circle (every rendered animal has its own random colour). 2,000
-# iterations: a Deformable DETR learns slowly (the overfit benchmark: HOTA 37.8 on its two training videos after 500
-# iterations, 86.4 after 2,000); at 500 the zoo's TransTrack reached HOTA 13 to 14 on the test videos, 18.6 after
-# 2,000.
+# frozen there (official: trained at 0.1 of the learning rate; as the zoo's MOTIP, whose config says why: over the
+# four runs of tools/benchmark/demo_spread.py HOTA 20.2 to 21.4 frozen against 19.6 to 22.1, and each iteration
+# 0.085 s against 0.109 s); a larger learning rate than the official 2e-4 with a warm-up and a cosine decay, and a
+# colour jitter over the whole hue circle (every rendered animal has its own random colour). 2,000 iterations: a
+# Deformable DETR learns slowly (the overfit benchmark: HOTA 37.8 on its two training videos after 500 iterations,
+# 86.4 after 2,000); at 500 the zoo's TransTrack reached HOTA 13 to 14 on the test videos, 18.6 after 2,000.
 _base_ = ['./transtrack_tiny_vastmat-demo.py', '../_base_/models/yolox_demo_backbone.py']
 
 max_iters = 2000

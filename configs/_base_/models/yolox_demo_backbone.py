@@ -14,8 +14,8 @@ demo_backbone = dict(
     norm_cfg=dict(type='BN', momentum=0.03, eps=0.001),
     act_cfg=dict(type='Swish'))
 demo_backbone_from_stride4 = dict(demo_backbone, out_indices=(1, 2, 3, 4))  # with the stride-4 level (an FPN)
-# frozen (weights and batch-norm statistics, mmdet's frozen_stages): the zoo's Deformable DETRs (TransTrack, MOTIP)
-# learn only their neck and transformer on top of the detector's features; see configs/motip/motip_tiny_zoo_vastmat-demo.py
+# frozen (weights and batch-norm statistics, mmdet's frozen_stages): the zoo's Deformable DETRs (TransTrack,
+# MOTIP) learn only their neck and transformer on the detector's features (configs/motip/motip_tiny_zoo_vastmat-demo.py)
 demo_backbone_frozen = dict(demo_backbone, frozen_stages=4)
 # (padded to multiples of 32: the CSPDarknet stem halves the frame into 2 x 2 cells)
 demo_backbone_input = dict(mean=[0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0], bgr_to_rgb=False, pad_size_divisor=32)
