@@ -44,6 +44,18 @@ TINY = {
                   'trainings: tests/experiments/test_zoo_benchmark.py)'),
     'python tools/train.py configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py': (
         '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2', '2 iterations'),
+    'python tools/train.py configs/qdtrack/qdtrack_tiny_vastmat-demo.py': (
+        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2',
+        '2 iterations (its whole tiny schedule: tests/models/mot/test_qdtrack.py)'),
+    'python tools/train.py configs/fairmot/fairmot_tiny_vastmat-demo.py': (
+        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2',
+        '2 iterations (its whole tiny schedule: tests/models/mot/test_fairmot.py)'),
+    'python tools/train.py configs/transtrack/transtrack_tiny_vastmat-demo.py': (
+        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2',
+        '2 iterations (its whole tiny schedule: tests/models/mot/test_transtrack.py)'),
+    'python tools/train.py configs/motip/motip_tiny_vastmat-demo.py': (
+        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2',
+        '2 iterations (its whole tiny schedule: tests/models/mot/test_motip.py)'),
     'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),
     'python tools/data/make_demo_data.py --out data/demo': ('{command} --frames 12', '12 frames a video'),
     'python tools/benchmark/convergence.py': ('{command} --train-iters 2 --trackers ByteTrack DiffMOT',
@@ -61,8 +73,9 @@ TINY = {
         '"custom_hooks=[dict(type=\'SaveRankWeightsHook\')]"',
         'every rank also saves its weights (tests/helpers/rank_weights_hook.py), compared after the chain'),
 }
-# applied to every command after TINY: the demo detector's checkpoint of the 2-iteration run
-SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'), )
+# applied to every command after TINY: the checkpoints of the 2-iteration runs
+SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'), ('qdtrack_demo/iter_16.pth', 'qdtrack_demo/iter_2.pth'),
+                 *((f'{name}_demo/iter_8.pth', f'{name}_demo/iter_2.pth') for name in ('fairmot', 'transtrack', 'motip')))
 # the commands on all 32 videos of AnimalTrack-10fps-sim run on two of them (the golden tests cover all)
 SUBSET = {
     'tools/analysis/matcher_table.py': ['--videos', 'chicken_3', 'deer_4'],
