@@ -4,10 +4,10 @@ the repository's working layout; every page of docs/ is linked from README.md, a
 The quick ones run as written; the long ones (detector training, the zoo benchmark) run with the tiny settings of
 :data:`TINY`. ``python tools/X.py ...`` and setup.cfg's console scripts run in this process (``tool``, the entry
 point's function; after a ``pip install`` into the chain's private site, with the plugins it installed loaded as a
-new process would load them), other commands (shell scripts, pip) as subprocesses. A command that needs a GPU, a Slurm cluster or ../shared/data is given the
-nearest local form here (``srun`` is a stand-in that runs the task as one local Slurm task). After each chain,
-:data:`CHECKS` checks what its commands left behind (the two-process runs against the one-process ones among
-them).
+new process would load them), other commands (shell scripts, pip) as subprocesses. A command that needs a GPU, a
+Slurm cluster or ../shared/data is given the nearest local form here (``srun`` is a stand-in that runs the task as
+one local Slurm task). After each chain, :data:`CHECKS` checks what its commands left behind (the two-process runs
+against the one-process ones among them).
 """
 import json
 import os
@@ -25,6 +25,10 @@ from helpers.common import REPO, SHARED_DATA, free_port, plugin_registrations_un
 
 DOCS = osp.join(REPO, 'docs')
 DEMO_ITERS = 1200  # the demo YOLOX's schedule (configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py)
+# docs/trackers.md's tiny models -> their schedules: the chain trains them 2 iterations (their whole schedules, resumed,
+# are tests/models/mot/test_<name>.py's)
+TINY_MODEL_ITERS = {'qdtrack': 16, 'fairmot': 8, 'transtrack': 8, 'motip': 8}
+TWO_ITERATIONS = '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2'
 
 # a command of the pages (its start) -> (the command, or the list of commands, the test runs instead, why); None: not
 # run, with the reason
@@ -42,20 +46,10 @@ TINY = {
     'make demo': ('python tools/zoo_benchmark.py --train-iters 2 --trackers ByteTrack --workers 1',
                   'the zoo benchmark with a 2-iteration detector, ByteTrack only (all eight trackers with 2-iteration '
                   'trainings: tests/experiments/test_zoo_benchmark.py)'),
-    'python tools/train.py configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py': (
-        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2', '2 iterations'),
-    'python tools/train.py configs/qdtrack/qdtrack_tiny_vastmat-demo.py': (
-        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2',
-        '2 iterations (its whole tiny schedule: tests/models/mot/test_qdtrack.py)'),
-    'python tools/train.py configs/fairmot/fairmot_tiny_vastmat-demo.py': (
-        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2',
-        '2 iterations (its whole tiny schedule: tests/models/mot/test_fairmot.py)'),
-    'python tools/train.py configs/transtrack/transtrack_tiny_vastmat-demo.py': (
-        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2',
-        '2 iterations (its whole tiny schedule: tests/models/mot/test_transtrack.py)'),
-    'python tools/train.py configs/motip/motip_tiny_vastmat-demo.py': (
-        '{command} --cfg-options train_cfg.max_iters=2 default_hooks.checkpoint.interval=2',
-        '2 iterations (its whole tiny schedule: tests/models/mot/test_motip.py)'),
+    'python tools/train.py configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py': (TWO_ITERATIONS, '2 iterations'),
+    **{f'python tools/train.py configs/{name}/{name}_tiny_vastmat-demo.py': (
+        TWO_ITERATIONS, f'2 iterations (its whole tiny schedule: tests/models/mot/test_{name}.py)')
+       for name in TINY_MODEL_ITERS},
     'python -m pip install': ('{command} --target {tmp}/site', 'into a private site directory'),
     'python tools/data/make_demo_data.py --out data/demo': ('{command} --frames 12', '12 frames a video'),
     'python tools/benchmark/convergence.py': ('{command} --train-iters 2 --trackers ByteTrack DiffMOT',
@@ -74,8 +68,9 @@ TINY = {
         'every rank also saves its weights (tests/helpers/rank_weights_hook.py), compared after the chain'),
 }
 # applied to every command after TINY: the checkpoints of the 2-iteration runs
-SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'), ('qdtrack_demo/iter_16.pth', 'qdtrack_demo/iter_2.pth'),
-                 *((f'{name}_demo/iter_8.pth', f'{name}_demo/iter_2.pth') for name in ('fairmot', 'transtrack', 'motip')))
+SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'),
+                 *((f'{name}_demo/iter_{iters}.pth', f'{name}_demo/iter_2.pth')
+                   for name, iters in TINY_MODEL_ITERS.items()))
 # the commands on all 32 videos of AnimalTrack-10fps-sim run on two of them (the golden tests cover all)
 SUBSET = {
     'tools/analysis/matcher_table.py': ['--videos', 'chicken_3', 'deer_4'],
@@ -314,16 +309,17 @@ def console_scripts() -> dict[str, str]:
     return dict(tuple(part.strip() for part in line.split('=')) for line in lines)
 
 
-def _console_script(words: list[str]) -> int:
-    """A console script of setup.cfg run in this process: its entry point's function on the arguments."""
+def _console_script(entry_point: str, args: list[str]) -> int:
+    """A console script of setup.cfg (``entry_point``: its 'module:function') run in this process on ``args``."""
     import importlib
-    module, _, function = console_scripts()[words[0]].partition(':')
-    return getattr(importlib.import_module(module), function)(words[1:])
+    module, _, function = entry_point.partition(':')
+    return getattr(importlib.import_module(module), function)(args)
 
 
 def _run_chain(chain: str, tmp_path, root: str, env: dict, site: str, plugin_path) -> tuple[list, list]:
     """Run a chain's commands (:func:`test_readme_commands_run`); returns them and their (seconds, command)."""
     installed = False  # a pip install into ``site`` ran since the plugins were last loaded
+    scripts = console_scripts()
     ran, timings = [], []
     for expanded in (c for command in chain_commands(chain) for c in _expand(command, tmp_path)):
         words = shlex.split(expanded)
@@ -332,7 +328,7 @@ def _run_chain(chain: str, tmp_path, root: str, env: dict, site: str, plugin_pat
             key, value = words.pop(0).split('=', 1)
             assignments[key] = value
         start = time.perf_counter()
-        in_process = not assignments and (words[0] in console_scripts()
+        in_process = not assignments and (words[0] in scripts
                                           or (words[0] == 'python' and words[1].startswith('tools/')))
         if in_process and installed:  # the plugins the chain pip-installed, loaded here as a new process would
             assert plugins_from(site, plugin_path).loaded
@@ -341,7 +337,7 @@ def _run_chain(chain: str, tmp_path, root: str, env: dict, site: str, plugin_pat
             subset = SUBSET.get(words[1], []) if 'AnimalTrack-10fps-sim' in expanded else []
             tool(words[1], *words[2:], *subset)
         elif in_process:
-            assert _console_script(words) == 0, expanded
+            assert _console_script(scripts[words[0]], words[1:]) == 0, expanded
         else:
             _run(words, dict(env, **assignments), root, expanded)
             installed = installed or words[:4] == ['python', '-m', 'pip', 'install']
