@@ -98,6 +98,13 @@ def test_overfit_recipe_drops_random_augmentations_only(config):
     assert cfg.model == Config.fromfile(osp.join(REPO, 'configs', config)).model  # the model as it was
 
 
+def test_overfit_recipe_samples_the_tiny_configs_without_end():
+    """The learning curves' tiny configs sample finitely; on one short video the recipe makes them endless."""
+    sampler = overfit_recipe(Config.fromfile(osp.join(REPO, 'configs', 'qdtrack',
+                                                      'qdtrack_tiny_vastmat-demo.py'))).train_dataloader.sampler
+    assert sampler.type == 'InfiniteTrackImgSampler'
+
+
 def test_overfit_recipe_trains_d2mp_at_the_official_rate_for_longer():
     source = Config.fromfile(osp.join(REPO, 'configs', 'd2mp', 'd2mp_tiny_zoo_vastmat-demo.py'))
     cfg = overfit_recipe(Config.fromfile(osp.join(REPO, 'configs', 'd2mp', 'd2mp_tiny_zoo_vastmat-demo.py')))

@@ -1,4 +1,5 @@
-"""InfiniteTrackImgSampler: mmdet's TrackImgSampler pass after pass, without mmengine's restart of the dataloader."""
+"""InfiniteTrackImgSampler: mmdet's TrackImgSampler pass after pass, without mmengine's restart of the dataloader;
+endless_sampler: a training sampler's endless variant."""
 import pytest
 
 from vastmat.registry import DATA_SAMPLERS, DATASETS
@@ -28,3 +29,14 @@ def test_passes_are_track_img_sampler_epochs(demo_root):
 def test_test_mode_is_refused(demo_root):
     with pytest.raises(ValueError, match='test mode'):
         DATA_SAMPLERS.build(dict(type='InfiniteTrackImgSampler', dataset=video_dataset(demo_root, True), seed=0))
+
+
+def test_endless_variants_of_the_training_samplers():
+    from vastmat.datasets.samplers import endless_sampler
+    assert endless_sampler(dict(type='TrackImgSampler', seed=1)) == dict(type='InfiniteTrackImgSampler', seed=1)
+    assert endless_sampler(dict(type='DefaultSampler', shuffle=True, round_up=True)) == dict(type='InfiniteSampler',
+                                                                                              shuffle=True)
+    assert endless_sampler(dict(type='VastMATClipSampler')) == dict(type='VastMATClipSampler', infinite=True)
+    assert endless_sampler(dict(type='InfiniteSampler', shuffle=False)) == dict(type='InfiniteSampler', shuffle=False)
+    with pytest.raises(ValueError, match="sampler 'BatchSampler': no endless variant"):
+        endless_sampler(dict(type='BatchSampler'))

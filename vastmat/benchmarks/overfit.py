@@ -23,6 +23,7 @@ import os.path as osp
 import shutil
 from typing import Any
 
+from vastmat.datasets.samplers import endless_sampler
 from vastmat.experiments.zoo import run_model_member, train
 from vastmat.experiments.zoo_training import Training, detect
 from vastmat.experiments.zoo_training_order import ZooContext
@@ -113,7 +114,8 @@ def overfit_recipe(cfg: Any) -> Any:
     warps or mosaics, and inputs at the test pipeline's scale; a ReID model is tested on the crops it trains on;
     D2MP trains at the official learning rate for :data:`D2MP_ITERS` iterations, and QDTrack, TransTrack and MOTIP
     longer than in the zoo (:data:`TRACKER_ITERS`). Its model, losses, targets, sampling of frames and clips and
-    optimiser stay as they are."""
+    optimiser stay as they are; an iteration-based training samples without end (one or two short videos: a
+    restarted sampler would cost mmengine's 2 s pause every few iterations)."""
     dataset = cfg.train_dataloader.dataset
     test_loader = cfg.get('test_dataloader') or {}
     resize = _test_resize(test_loader.get('dataset', {}).get('pipeline') or [])
@@ -131,6 +133,8 @@ def overfit_recipe(cfg: Any) -> Any:
         cfg.train_cfg.max_iters = D2MP_ITERS
     elif model_type in TRACKER_ITERS:
         stretch_schedule(cfg, TRACKER_ITERS[model_type])
+    if cfg.train_cfg.get('type') == 'IterBasedTrainLoop':
+        cfg.train_dataloader.sampler = endless_sampler(cfg.train_dataloader.sampler)
     return cfg
 
 

@@ -8,7 +8,7 @@ the same for video datasets, whose frames mmdet's ``TrackImgSampler`` gives.
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 from mmdet.datasets.samplers import TrackImgSampler
 
@@ -35,3 +35,27 @@ class InfiniteTrackImgSampler(TrackImgSampler):
         while True:
             yield from super().__iter__()
             self.epoch += 1
+
+
+# a finite training sampler -> its endless variant (the same frames pass after pass; mmengine's InfiniteSampler draws
+# its own order)
+ENDLESS_SAMPLERS = {'TrackImgSampler': 'InfiniteTrackImgSampler', 'DefaultSampler': 'InfiniteSampler'}
+
+
+def endless_sampler(sampler: dict[str, Any]) -> dict[str, Any]:
+    """The config of ``sampler``'s endless variant, for an ``IterBasedTrainLoop`` (no restart, no 2 s pause a pass):
+    :data:`ENDLESS_SAMPLERS`, ``VastMATClipSampler`` with ``infinite=True``; an endless one is returned as it is.
+
+    Raises:
+        ValueError: a sampler without a known endless variant (named).
+    """
+    kind = sampler.get('type')
+    if kind == 'VastMATClipSampler':
+        return dict(sampler, infinite=True)
+    if kind in ENDLESS_SAMPLERS:
+        endless = dict(sampler, type=ENDLESS_SAMPLERS[kind])
+        endless.pop('round_up', None)  # DefaultSampler's only
+        return endless
+    if kind in ENDLESS_SAMPLERS.values():
+        return dict(sampler)
+    raise ValueError(f'sampler {kind!r}: no endless variant known (ENDLESS_SAMPLERS, VastMATClipSampler)')
