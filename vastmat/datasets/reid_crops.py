@@ -27,6 +27,7 @@ from vastmat.structures.bbox import ltwh_to_xyxy
 from .detections import detection_file
 from .formats import read_detections
 from .sequences import load_sequence, select_videos
+from .serialization import SerializeWithoutCollectMixin
 
 ANCHORS = ('crops', 'identities')
 
@@ -110,7 +111,7 @@ def _subsample(rows: np.ndarray, frame_interval: int, max_per_id: int | None) ->
 
 
 @DATASETS.register_module()
-class VastMATReIDDataset(ReIDDataset):
+class VastMATReIDDataset(SerializeWithoutCollectMixin, ReIDDataset):
     """Identity crops cut from the ground truth of a VastMAT split (or a MOTChallenge split folder), for mmdet's
     ReID models.
 
@@ -231,7 +232,7 @@ class VastMATReIDDataset(ReIDDataset):
 
 
 @DATASETS.register_module()
-class VastMATDetectionCrops(BaseDataset):
+class VastMATDetectionCrops(SerializeWithoutCollectMixin, BaseDataset):
     """One item per row of the cached detections ``<det_root>/<video>.txt`` (or ``<video>/det/det.txt``) of the
     videos of a split: ``img_path`` (the frame of the row, by its number in the video's own files), ``crop_bbox``
     (x1 y1 x2 y2), ``video_name``, ``det_row`` (0-based index of the row among the file's rows), ``frame`` and

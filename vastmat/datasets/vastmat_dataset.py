@@ -13,13 +13,14 @@ from vastmat.registry import DATASETS
 
 from .categories import GROUPS, Categories
 from .sequences import load_sequence, select_videos
+from .serialization import SerializeWithoutCollectMixin
 
 LOAD_MODES = ('video', 'image')
 INSTANCE_ID_MODES = ('video', 'global')
 
 
 @DATASETS.register_module()
-class VastMATDataset(BaseVideoDataset):
+class VastMATDataset(SerializeWithoutCollectMixin, BaseVideoDataset):
     """VastMAT videos with every animal mapped to the single class ``animal`` (paper section 3.5).
 
     Args:
