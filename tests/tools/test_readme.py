@@ -9,6 +9,7 @@ Slurm cluster or ../shared/data is given the nearest local form here (``srun`` i
 one local Slurm task). After each chain, :data:`CHECKS` checks what its commands left behind (the two-process runs
 against the one-process ones among them).
 """
+import glob
 import json
 import os
 import os.path as osp
@@ -388,15 +389,17 @@ def _check_demo(root: str) -> None:
 
 
 def _check_data_and_training(root: str) -> None:
-    """tools/dist_train.sh: the 2 processes end with identical weights, which rank 0's checkpoint holds; the
-    two-machine and Slurm runs wrote theirs; tools/dist_test.sh scored the checkpoint."""
+    """tools/dist_train.sh: the 2 processes end with identical weights, which rank 0's checkpoint holds, and
+    validated on the test videos between them; the two-machine and Slurm runs wrote theirs (the demo chain runs
+    tools/dist_test.sh)."""
     work_dir = osp.join(root, 'work_dirs', 'yolox_dist')
     rank0, rank1 = (torch.load(osp.join(work_dir, f'rank{rank}_of2.pth'), weights_only=True) for rank in (0, 1))
     assert rank0.keys() == rank1.keys() and len(rank0) > 50
     assert all(torch.equal(rank0[k], rank1[k]) for k in rank0)
     checkpoint = torch.load(osp.join(work_dir, 'iter_2.pth'), weights_only=True)['state_dict']
     assert all(torch.equal(checkpoint[k], rank0[k]) for k in rank0)
-    assert 'coco/bbox_mAP' in json.load(open(osp.join(work_dir, 'metrics.json')))
+    scalars = glob.glob(osp.join(work_dir, '*', 'vis_data', 'scalars.json'))
+    assert len(scalars) == 1 and 'coco/bbox_mAP' in json.loads(open(scalars[0]).read().splitlines()[-1]), scalars
     for path in ('work_dirs/yolox_2nodes/iter_2.pth', 'work_dirs/yolox_slurm/iter_2.pth'):
         assert osp.getsize(osp.join(root, path)) > 0, path
 
