@@ -4,15 +4,23 @@ import textwrap
 from helpers.common import DEBUG_YOLOX, python
 
 
-def test_import_is_light_and_registries_are_importable():
+def test_import_is_light_registries_are_importable_and_locations_load_lazily():
+    # A fresh process: importing vastmat loads neither torch nor mmdet; nothing of vastmat.engine or mmdet.models is
+    # imported until a registry lookup needs it (mmdet's through the parent, whose locations are imported too).
     out = python('-c', textwrap.dedent('''
         import sys
         import vastmat
         assert 'torch' not in sys.modules and 'mmdet' not in sys.modules, 'import vastmat must stay cheap'
-        from vastmat.registry import MODELS, MATCHERS
+        from vastmat.registry import MODELS, MATCHERS, RUNNERS
         print(vastmat.__version__, MODELS.scope, MODELS.parent.scope, MATCHERS.scope, MATCHERS.parent)
-    ''')).stdout.split()
-    assert out[1:] == ['vastmat', 'mmdet', 'vastmat', 'None']
+        before = ('vastmat.engine' in sys.modules, 'mmdet.models' in sys.modules)
+        runner_cls = RUNNERS.get('VastMATRunner')
+        yolox = MODELS.get('YOLOX')             # found in the parent (mmdet)
+        scoped = MODELS.get('mmdet.YOLOX')      # explicit scope
+        print(before, 'vastmat.engine' in sys.modules, runner_cls.__module__, yolox is scoped, yolox.__module__)
+    ''')).stdout.strip().splitlines()[-2:]
+    assert out[0].split()[1:] == ['vastmat', 'mmdet', 'vastmat', 'None']
+    assert out[1] == '(False, False) True vastmat.engine.runner True mmdet.models.detectors.yolox'
 
 
 def test_children_of_mmdet_registries():
@@ -25,20 +33,6 @@ def test_children_of_mmdet_registries():
         assert ours.scope == 'vastmat', name
         assert ours.parent is getattr(mmdet_registry, name), name
         assert getattr(mmdet_registry, name)._children['vastmat'] is ours, name
-
-
-def test_lazy_import_of_locations_and_mmdet_through_the_parent():
-    # A fresh process: nothing of vastmat.engine or mmdet.models is imported until a registry lookup needs it.
-    out = python('-c', textwrap.dedent('''
-        import sys
-        from vastmat.registry import MODELS, RUNNERS
-        before = ('vastmat.engine' in sys.modules, 'mmdet.models' in sys.modules)
-        runner_cls = RUNNERS.get('VastMATRunner')
-        yolox = MODELS.get('YOLOX')             # found in the parent (mmdet), whose locations are imported too
-        scoped = MODELS.get('mmdet.YOLOX')      # explicit scope
-        print(before, 'vastmat.engine' in sys.modules, runner_cls.__module__, yolox is scoped, yolox.__module__)
-    ''')).stdout.strip().splitlines()[-1]
-    assert out == '(False, False) True vastmat.engine.runner True mmdet.models.detectors.yolox'
 
 
 def test_default_scope_builds_mmdet_and_vastmat_components():
