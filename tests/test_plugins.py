@@ -58,36 +58,41 @@ def site(tmp_path_factory):
     return target
 
 
-def _in_site(site, code):
-    return python('-c', textwrap.dedent(code), env={'PYTHONPATH': os.pathsep.join([site, REPO])})
-
-
-def test_example_plugin_is_discovered_and_builds_without_custom_imports(site):
-    out = _in_site(site, '''
+@pytest.fixture(scope='module')
+def fresh_process(site):
+    """What a fresh interpreter with the plugins' site on its path prints: a hook of the example plugin built by
+    mmengine's root registry from a config without custom_imports, the plugins' load state, a config the example's
+    adjust_config hook changed (one interpreter for the three tests below: each start costs seconds)."""
+    return python('-c', textwrap.dedent('''
         from mmengine.config import Config
         from mmengine.registry import HOOKS, DefaultScope
         DefaultScope.get_instance('plugin_test', scope_name='vastmat')
         cfg = Config(dict(custom_hooks=[dict(type='WeightStatsHook', interval=3)]))
         assert 'custom_imports' not in cfg
         hook = HOOKS.build(cfg.custom_hooks[0])   # mmengine's root registry, as the runner builds hooks
-        print(type(hook).__module__, hook.interval)
-    ''').stdout
-    assert 'vastmat_example.weight_stats_hook 3' in out
+        print('HOOK', type(hook).__module__, hook.interval)
 
-
-def test_broken_plugins_are_reported_and_do_not_take_the_others_down(site):
-    out = _in_site(site, '''
-        from vastmat.plugins import load_plugins
+        from vastmat.plugins import adjust_config, load_plugins
         state = load_plugins()
         print('LOADED', sorted(state.loaded))
         for name, error in sorted(state.failed.items()):
             print('FAILED', name, '|', error)
-    ''').stdout
-    assert "LOADED ['example']" in out
-    assert "FAILED broken-import | import: ModuleNotFoundError: No module named 'a_module_that_does_not_exist'" in out
-    assert 'FAILED broken-register | register its modules: RuntimeError: cannot find my weights' in out
+
+        print('ADJUSTED', adjust_config(Config(dict(log_weight_stats=5))).custom_hooks)
+    '''), env={'PYTHONPATH': os.pathsep.join([site, REPO])}).stdout
+
+
+def test_example_plugin_is_discovered_and_builds_without_custom_imports(fresh_process):
+    assert 'HOOK vastmat_example.weight_stats_hook 3' in fresh_process
+
+
+def test_broken_plugins_are_reported_and_do_not_take_the_others_down(site, fresh_process):
+    assert "LOADED ['example']" in fresh_process
+    assert ("FAILED broken-import | import: ModuleNotFoundError: No module named 'a_module_that_does_not_exist'"
+            in fresh_process)
+    assert 'FAILED broken-register | register its modules: RuntimeError: cannot find my weights' in fresh_process
     # The warning in the log names the plugin too.
-    assert "vastmat plugin 'broken-import' failed to import" in out
+    assert "vastmat plugin 'broken-import' failed to import" in fresh_process
 
     listing = run([sys.executable, '-m', 'vastmat.plugins'], check=False,
                   env={'PYTHONPATH': os.pathsep.join([site, REPO])})
@@ -95,14 +100,8 @@ def test_broken_plugins_are_reported_and_do_not_take_the_others_down(site):
     assert 'ok      example' in listing.stdout and 'FAILED  broken-register' in listing.stdout
 
 
-def test_adjust_config_hook(site):
-    out = _in_site(site, '''
-        from mmengine.config import Config
-        from vastmat.plugins import adjust_config
-        cfg = adjust_config(Config(dict(log_weight_stats=5)))
-        print(cfg.custom_hooks)
-    ''').stdout
-    assert "[{'type': 'WeightStatsHook', 'interval': 5}]" in out
+def test_adjust_config_hook(fresh_process):
+    assert "ADJUSTED [{'type': 'WeightStatsHook', 'interval': 5}]" in fresh_process
 
 
 def test_weight_stats_values():
