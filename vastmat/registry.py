@@ -29,7 +29,11 @@ from typing import Any, Callable
 
 from mmengine.registry import Registry
 
+from vastmat.utils.config_index import memoise_package_metafiles
+
 PLUGINS_LOCATION = 'vastmat.plugins'
+# configs inheriting an mmdet:: base load without re-reading mmdet's 102 metafiles each time (see the module)
+memoise_package_metafiles()
 
 
 # Called after a registry's first lazy import. ``vastmat.plugins`` (a location of every registry, above this module)

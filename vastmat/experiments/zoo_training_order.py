@@ -4,6 +4,8 @@ plan of them all with their expected seconds. The trainings themselves run in :f
 """
 from __future__ import annotations
 
+import functools
+import os
 import os.path as osp
 from dataclasses import dataclass, field
 from typing import Callable
@@ -72,6 +74,18 @@ def start_sources(cfg: Config) -> list[tuple[str, str]]:
     return [(key, config_path(cfg[key])) for key in START_KEYS if cfg.get(key)]
 
 
+def _file_start_sources(config: str) -> tuple[tuple[str, str], ...]:
+    """:func:`start_sources` of a config file, read once per version of the file (a zoo run plans each training
+    several times, and reading a config's chain of bases takes 0.03 to 0.15 s)."""
+    status = os.stat(config)
+    return _start_sources_of_version(config, status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=None)
+def _start_sources_of_version(config: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
+    return tuple(start_sources(Config.fromfile(config)))
+
+
 def source_order(config: str, _chain: tuple[str, ...] = ()) -> list[str]:
     """Every training ``config`` starts from, directly or through others (:data:`START_KEYS`), each once and before
     the ones that start from it.
@@ -85,7 +99,7 @@ def source_order(config: str, _chain: tuple[str, ...] = ()) -> list[str]:
         raise UserInputError(f'{config}: the zoo configs start from each other in a loop ({loop}; '
                              f'zoo_pretrained_backbone / zoo_load_from)')
     order = []
-    for _, source in start_sources(Config.fromfile(config)):
+    for _, source in _file_start_sources(config):
         for found in [*source_order(source, (*_chain, config)), source]:
             if found not in order:
                 order.append(found)
