@@ -103,9 +103,10 @@ def postgres_url():
 
 # the longest tests and groups start first, so that the workers finish together (pytest-xdist hands the tests out in
 # collection order; collected by file name, the README chains and the zoo came last and ran alone at the end): parts
-# of their node ids, the longest first (tests/tools/test_readme.py prints each chain's commands with their times)
+# of their node ids, the longest first (tests/tools/test_readme.py prints each chain's commands with their times;
+# test_scaling.py first of the Ray tests: its cluster serves the others)
 RUN_FIRST = ('test_readme.py::test_readme_commands_run', 'test_zoo_benchmark.py::test_zoo_trains_every_learned_tracker',
-             'test_sweep_ray.py', 'test_tune_postgres.py', 'test_scaling.py', 'test_kill_resume.py',
+             'test_scaling.py', 'test_sweep_ray.py', 'test_tune_postgres.py', 'test_kill_resume.py',
              'test_tracktrack_golden.py', 'test_sweep.py::test_two_torchrun')
 
 

@@ -9,6 +9,9 @@ import pytest
 
 from helpers.common import REPO, python, run
 
+# one worker makes the module's fixtures (a pip install and a fresh interpreter: seconds each)
+pytestmark = pytest.mark.xdist_group('plugins')
+
 EXAMPLE = osp.join(REPO, 'plugins', 'vastmat-example')
 
 
@@ -62,7 +65,8 @@ def site(tmp_path_factory):
 def fresh_process(site):
     """What a fresh interpreter with the plugins' site on its path prints: a hook of the example plugin built by
     mmengine's root registry from a config without custom_imports, the plugins' load state, a config the example's
-    adjust_config hook changed (one interpreter for the three tests below: each start costs seconds)."""
+    adjust_config hook changed, ``python -m vastmat.plugins``'s listing and exit status (run as ``-m`` runs it; one
+    interpreter for the tests below: each start costs seconds)."""
     return python('-c', textwrap.dedent('''
         from mmengine.config import Config
         from mmengine.registry import HOOKS, DefaultScope
@@ -79,6 +83,12 @@ def fresh_process(site):
             print('FAILED', name, '|', error)
 
         print('ADJUSTED', adjust_config(Config(dict(log_weight_stats=5))).custom_hooks)
+
+        import runpy
+        try:
+            runpy.run_module('vastmat.plugins', run_name='__main__', alter_sys=True)
+        except SystemExit as exit:
+            print('LISTING EXIT', exit.code)
     '''), env={'PYTHONPATH': os.pathsep.join([site, REPO])}).stdout
 
 
@@ -86,7 +96,7 @@ def test_example_plugin_is_discovered_and_builds_without_custom_imports(fresh_pr
     assert 'HOOK vastmat_example.weight_stats_hook 3' in fresh_process
 
 
-def test_broken_plugins_are_reported_and_do_not_take_the_others_down(site, fresh_process):
+def test_broken_plugins_are_reported_and_do_not_take_the_others_down(fresh_process):
     assert "LOADED ['example']" in fresh_process
     assert ("FAILED broken-import | import: ModuleNotFoundError: No module named 'a_module_that_does_not_exist'"
             in fresh_process)
@@ -94,10 +104,9 @@ def test_broken_plugins_are_reported_and_do_not_take_the_others_down(site, fresh
     # The warning in the log names the plugin too.
     assert "vastmat plugin 'broken-import' failed to import" in fresh_process
 
-    listing = run([sys.executable, '-m', 'vastmat.plugins'], check=False,
-                  env={'PYTHONPATH': os.pathsep.join([site, REPO])})
-    assert listing.returncode == 1
-    assert 'ok      example' in listing.stdout and 'FAILED  broken-register' in listing.stdout
+    listing = fresh_process.partition('ADJUSTED')[2]  # python -m vastmat.plugins
+    assert 'LISTING EXIT 1' in listing
+    assert 'ok      example' in listing and 'FAILED  broken-register' in listing
 
 
 def test_adjust_config_hook(fresh_process):

@@ -12,7 +12,7 @@ import time
 import pytest
 import torch
 
-from helpers.common import REPO
+from helpers.common import REPO, tool
 
 CONFIG = osp.join(REPO, 'tests', 'configs', 'yolox_debug_deterministic_6it.py')
 
@@ -186,14 +186,23 @@ def _finish(proc: subprocess.Popen, work_dir, log='train', timeout: float = 300)
 
 @pytest.mark.slow
 @pytest.mark.xdist_group('kill_resume')
-def test_sigkill_between_checkpoints_then_resume_matches_an_uninterrupted_run(demo_root, tmp_path):
+def test_sigkill_between_checkpoints_then_resume_matches_an_uninterrupted_run(demo_root, tmp_path, monkeypatch):
     straight, killed = tmp_path / 'straight', tmp_path / 'killed'
     signal_file = tmp_path / 'paused'
-    # the uninterrupted run and the run to be killed, side by side
-    reference = _train(straight, demo_root)
+    # the run to be killed in a process of its own, and meanwhile the uninterrupted run in this one (tools/train.py's
+    # main, at the killed run's one thread: the same floating point)
     victim = _train(killed, demo_root, env={'VASTMAT_TEST_PAUSE_AFTER_ITER': '5',
                                             'VASTMAT_TEST_PAUSE_SIGNAL': str(signal_file)})
     try:
+        monkeypatch.syspath_prepend(osp.join(REPO, 'tests', 'configs'))  # the config's custom_imports
+        monkeypatch.delenv('VASTMAT_TEST_PAUSE_AFTER_ITER', raising=False)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            tool('tools/train.py', CONFIG, '--work-dir', straight, '--cfg-options',
+                 f'train_dataloader.dataset.data_root={demo_root.rstrip("/")}/')
+        finally:
+            torch.set_num_threads(threads)
         deadline = time.monotonic() + 300
         while not signal_file.exists():
             assert victim.poll() is None, open(f'{killed}.train.log').read()[-6000:]
@@ -218,7 +227,6 @@ def test_sigkill_between_checkpoints_then_resume_matches_an_uninterrupted_run(de
     assert f'Auto resumed from the latest complete checkpoint {killed / "iter_4.pth"}' in log
     assert 'resumed epoch: 0, iter: 4' in log
     assert 'Iter(train) [5/6]' in log and 'Iter(train) [6/6]' in log and 'Iter(train) [4/6]' not in log
-    _finish(reference, straight)
 
     ours = torch.load(killed / 'iter_6.pth', weights_only=True)
     theirs = torch.load(straight / 'iter_6.pth', weights_only=True)

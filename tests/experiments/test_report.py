@@ -33,6 +33,7 @@ def report(report_runs, tmp_path_factory):
     return tool('tools/analysis/report.py', *report_runs, '--out', out)
 
 
+@pytest.mark.xdist_group('report')  # one worker makes the runs and the report
 def test_the_zoo_writes_its_report_and_the_page_is_self_contained(report_runs, report):
     zoo, _ = report_runs
     assert osp.getsize(osp.join(zoo, 'report.html')) > 0  # make demo's page
@@ -63,6 +64,7 @@ def _rows(driver, table):
             for row in table.find_elements('css selector', 'tbody tr')]
 
 
+@pytest.mark.xdist_group('report')  # one worker makes the runs and the report
 def test_report_in_headless_chromium(report_runs, report, tmp_path):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys

@@ -1,7 +1,8 @@
-"""The sweep's launchers on a tiny grid (2 videos of AnimalTrack-10fps-sim x 2 alphas): a local Ray cluster of 2
-workers gives the local launcher's table, and a sweep resumes after a killed run under both launchers (a run whose
-metrics.json never came, with a half-written temp file and results left behind; a run that failed): the second
-invocation computes only the unfinished runs and ends with the uninterrupted table."""
+"""The sweep's launchers on a tiny grid (2 videos of AnimalTrack-10fps-sim x 2 alphas): a Ray cluster of 2 CPUs on
+this machine (the Ray tests' shared one: tests/experiments/conftest.py) gives the local launcher's table, and a sweep
+resumes after a killed run under both launchers (a run whose metrics.json never came, with a half-written temp file
+and results left behind; a run that failed): the second invocation computes only the unfinished runs and ends with
+the uninterrupted table."""
 import json
 import os
 import os.path as osp

@@ -116,6 +116,15 @@ def _finished(storage: str) -> list:
     return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (exists and is not a zombie)."""
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            return f.read().rpartition(')')[2].split()[0] != 'Z'
+    except FileNotFoundError:
+        return False
+
+
 def _finished_pids(db: str) -> dict[int, int]:
     """The finished (complete or pruned) trials' worker pids by trial number, read from a running study's SQLite
     file read-only (an Optuna storage opened here would make tables alongside the tuner)."""
@@ -176,10 +185,13 @@ def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_cho
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    time.sleep(2.5)  # the workers notice (they watch their parent every second) and end
+    # the workers notice (they watch their parent every second) and end: no worker of the killed tune.py runs on
+    workers = set(_finished_pids(str(work_dir / 'study.db')).values())
+    deadline = time.monotonic() + 30
+    while any(_running(pid) for pid in workers):
+        assert time.monotonic() < deadline, f'a worker of the killed tune.py still runs: {workers}'
+        time.sleep(0.1)
     before = {t.number: (t.params, t.value) for t in _finished(storage)}
-    time.sleep(2)
-    assert len(_finished(storage)) == len(before), 'a worker of the killed tune.py still runs trials'
     assert 2 <= len(before) < 40 and proc.pid not in {t.user_attrs['pid'] for t in _finished(storage)}
     # resumed here: the study goes on to 3 more finished trials, those of the killed run kept
     presets = tmp_path / 'presets'  # --preset-out a folder: the preset gets its default name there

@@ -1,5 +1,6 @@
-"""tools/tune.py on real servers: trials as tasks of a local ray cluster sharing a study in a throwaway PostgreSQL
-server (conftest ``postgres_url``), a worker killed in the middle of a trial (its trial failed, ray runs the task
+"""tools/tune.py on real servers: trials as tasks of a Ray cluster on this machine (the Ray tests' shared one:
+tests/experiments/conftest.py) sharing a study in a database of its own on a throwaway PostgreSQL server (conftest
+``postgres_url``), a worker killed in the middle of a trial (its trial failed, ray runs the task
 again, the study ends with the finished trials asked for, each recorded once), the preset the best complete trial
 and scoring what its comment says; bad storage URLs named. (A SQLite study refused on a two-node ray cluster:
 tests/tools/test_scaling.py.)"""
@@ -54,8 +55,19 @@ def kill_a_running_trial(url: str, after: int, killed: dict, stop: threading.Eve
         time.sleep(0.05)
 
 
-def test_ray_workers_share_a_postgres_study_and_a_killed_worker_is_replaced(ray_cluster, postgres_url, tmp_path):
-    trials = 8
+@pytest.fixture
+def own_database(postgres_url):
+    """A new database on the session's server, so that the trials read by SQL are this test's only (the server's
+    first database holds the other tests' studies)."""
+    import psycopg
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute('DROP DATABASE IF EXISTS tune_ray')
+        connection.execute('CREATE DATABASE tune_ray')
+    return postgres_url.rpartition('/')[0] + '/tune_ray'
+
+
+def test_ray_workers_share_a_postgres_study_and_a_killed_worker_is_replaced(ray_cluster, own_database, tmp_path):
+    trials, postgres_url = 8, own_database
     killed, stop = {}, threading.Event()
     killer = threading.Thread(target=kill_a_running_trial, args=(postgres_url, 2, killed, stop), daemon=True)
     killer.start()

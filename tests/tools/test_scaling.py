@@ -48,10 +48,11 @@ def wait_for_line(log: str, line: str, node: subprocess.Popen, deadline: float) 
         time.sleep(0.2)
 
 
-@pytest.fixture(scope='module')
+@pytest.fixture(scope='session')
 def cluster(tmp_path_factory):
     """The page's ``ray start`` commands, as a two-node cluster on this machine; this process connected to it.
-    Yields its address."""
+    Yields its address. Kept for the session: the other Ray tests (the xdist group 'ray', which this test starts,
+    tests/conftest.py's RUN_FIRST) run on the connection rather than start a local Ray (seconds each start)."""
     ray = pytest.importorskip('ray', reason='ray is the optional extra requirements/ray.txt (tools/setup_env.sh)')
     starts = [c for c in page_commands() if c.startswith('ray start')]
     assert len(starts) == 2 and '--head' in starts[0], starts

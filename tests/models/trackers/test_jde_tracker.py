@@ -14,6 +14,8 @@ from helpers.common import REPO, SHARED_DATA, assert_same_tracks, detection_boxe
 from vastmat.models.trackers import JDETracker
 from vastmat.structures.tracking import MissingTrackerInput, TrackingFrame
 
+pytestmark = pytest.mark.xdist_group('jde')  # the module's tests on one worker: it writes the inputs fixture once
+
 GOLDEN = osp.join(REPO, 'tests', 'fixtures', 'jde_official')
 AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
 TUD = osp.join(SHARED_DATA, 'MOT15-TUD', 'train')

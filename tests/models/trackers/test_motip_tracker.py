@@ -189,6 +189,7 @@ def golden_runs():
     return runs
 
 
+@pytest.mark.xdist_group('motip_golden_runs')  # one worker computes golden_runs
 @pytest.mark.parametrize('variant', sorted(VARIANTS))
 def test_equals_the_official_tracker(golden_runs, variant):
     """The same rows in the same order with the same ids (official id + 1, exactly), scores to two float32 ulps,
@@ -218,6 +219,7 @@ def test_equals_the_official_tracker(golden_runs, variant):
     assert total == sum(official['rows'].values())
 
 
+@pytest.mark.xdist_group('motip_golden_runs')  # one worker computes golden_runs
 def test_the_official_inputs_exercise_every_rule(golden_runs):
     """The golden runs hold accepted and newborn labels, recycled labels whose old trajectory was still in the window
     (evicted), frames with more newborns than free labels, window cuts, removals of unobserved tracks, empty frames,

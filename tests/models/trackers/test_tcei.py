@@ -373,6 +373,7 @@ class _Results:
         return len(self.ids)
 
 
+@pytest.mark.xdist_group('tcei_runs')  # both runs read our_runs: one worker computes it
 @pytest.mark.parametrize('run', ['published', 'patched'])
 def test_tracker_matches_official(official_run, our_runs, run):
     golden, logits = official_run
