@@ -212,5 +212,10 @@ print(f'torch {torch.__version__}, mmcv {mmcv.__version__} (CUDA ops: {"none" if
       f'Python {sys.version.split()[0]}')
 PYCHECK
 
+# numba compiles the package's kernels at their first call and caches them beside the sources: compiled here once,
+# not in every process of the first run (vastmat/apis/compile_kernels.py)
+log "numba kernels"
+"$PY" -m vastmat.apis.compile_kernels
+
 echo "$FINGERPRINT" > "$STAMP"
 log "done"
