@@ -3,6 +3,7 @@ synthetic frames, and with it every numba kernel of the package is compiled (the
 callers)."""
 import importlib
 import importlib.util
+import pathlib
 import pkgutil
 
 import numpy as np
@@ -17,7 +18,7 @@ def kernels() -> dict[str, CPUDispatcher]:
     found = {}
     for info in pkgutil.walk_packages(vastmat.__path__, 'vastmat.'):
         source = importlib.util.find_spec(info.name)
-        if info.ispkg or source is None or 'njit' not in open(source.origin).read():
+        if info.ispkg or source is None or 'njit' not in pathlib.Path(source.origin).read_text():
             continue
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():

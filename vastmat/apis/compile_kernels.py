@@ -54,7 +54,7 @@ def synthetic_frames(num_frames: int = NUM_FRAMES, seed: int = 0) -> list[Tracki
 
 
 def tracker_types() -> list[str]:
-    """The registered trackers that track boxes alone (their constructors need no network or file)."""
+    """Every registered tracker class (plugins' included), by name."""
     from vastmat.models.trackers import BaseTracker
     return sorted(name for name, cls in MODELS.module_dict.items()
                   if inspect.isclass(cls) and issubclass(cls, BaseTracker) and cls is not BaseTracker)
@@ -63,19 +63,25 @@ def tracker_types() -> list[str]:
 def _score(component, tracks: np.ndarray, dets: np.ndarray) -> None:
     """Call a component of the MATCHERS registry the way a tracker does: a solver on a cost matrix, a gate or a
     matcher on track and detection boxes (``N`` high-confidence detections: 3)."""
-    first = next(iter(inspect.signature(component.__call__).parameters))
-    if first == 'cost':
+    parameters = list(inspect.signature(component.__call__).parameters)
+    if parameters[0] == 'cost':
         component(1.0 - np.eye(len(tracks), len(dets)))
-    elif 'num_high_conf' in inspect.signature(component.__call__).parameters:
+    elif 'num_high_conf' in parameters:
         component(tracks, dets, num_high_conf=3)
     else:
         component(tracks, dets)
 
 
+def _reason(exc: Exception) -> str:
+    """Why a tracker or matcher did not run: the exception's type and the first line of its message."""
+    return f'{type(exc).__name__}: {(str(exc).splitlines() or [""])[0]}'
+
+
 def compile_kernels() -> dict[str, str]:
     """Track :func:`synthetic_frames` with every tracker that builds from its defaults, score one frame with every
-    matcher and convert its boxes with every conversion of :mod:`vastmat.structures.bbox`; returns what ran (``'ok'``) and what did not, with the reason (a tracker that needs a network,
-    a file or an input the synthetic frames lack)."""
+    matcher and convert its boxes with every conversion of :mod:`vastmat.structures.bbox`; returns what ran
+    (``'ok'``) and what did not, with the reason (a tracker that needs a network, a file or an input the synthetic
+    frames lack)."""
     import vastmat.models  # noqa: F401  (fills the registries)
     frames = synthetic_frames()
     ran: dict[str, str] = {}
@@ -86,7 +92,7 @@ def compile_kernels() -> dict[str, str]:
                 tracker.update(frame)
             ran[name] = 'ok'
         except Exception as exc:  # noqa: BLE001 (reported: this tracker's kernels compile at their first use)
-            ran[name] = f'{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ""}'
+            ran[name] = _reason(exc)
     tracks, dets = frames[0].bboxes[:4], frames[1].bboxes
     for name in [n for n in dir(bbox) if '_to_' in n and not n.startswith('_')]:  # the public box conversions
         getattr(bbox, name)(dets)
@@ -99,7 +105,7 @@ def compile_kernels() -> dict[str, str]:
             _score(cls(**required), tracks, dets)
             ran[f'matcher {name}'] = 'ok'
         except Exception as exc:  # noqa: BLE001 (reported as above)
-            ran[f'matcher {name}'] = f'{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ""}'
+            ran[f'matcher {name}'] = _reason(exc)
     return ran
 
 
