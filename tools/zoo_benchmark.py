@@ -61,9 +61,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--matchers', nargs='+', default=list(DEFAULT_MATCHERS),
                         help="original (each tracker's own) and/or names of configs/matchers/*.py, each with "
                         'its keys as --matcher takes them (cda_fixed,alpha=0.5)')
-    parser.add_argument('--threshold-scales', nargs='+', type=float, default=list(THRESHOLD_SCALES), metavar='S',
+    parser.add_argument('--threshold-scales', nargs='+', type=float, metavar='S',
                         help='the grid of the one threshold rule of the tiny models: official thresholds times the '
-                        'scale that tracks the dev videos best (default: %(default)s)')
+                        f'scale that tracks the dev videos best (default: {" ".join(f"{s:g}" for s in THRESHOLD_SCALES)}'
+                        ", with a config's own grid of a threshold, zoo_threshold_scales; given: this grid for every "
+                        'threshold)')
     parser.add_argument('--no-calibration', action='store_true',
                         help="test the joint and end-to-end models at their configs' own thresholds")
     parser.add_argument('--preset', default='vastmat', choices=PRESETS, help='evaluation preset')
@@ -84,7 +86,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f'--workers must be >= 1, got {args.workers}')
     if args.train_iters is not None and args.train_iters < 1:
         parser.error(f'--train-iters must be >= 1, got {args.train_iters}')
-    if not all(scale > 0 for scale in args.threshold_scales):
+    if args.threshold_scales is not None and not all(scale > 0 for scale in args.threshold_scales):
         parser.error(f'--threshold-scales must be > 0, got {args.threshold_scales}')
     return args
 

@@ -140,11 +140,13 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
     assert set(thresholds) == {'FairMOT', 'QDTrack', 'TransTrack', 'MOTIP', 'TCEI'}
     for name, chosen in thresholds.items():
         hota = chosen['hota']
+        # --threshold-scales given: that grid for every threshold (MOTIP's own detection-threshold grid unused)
         assert set(hota) == {'0.5', '1'} and chosen['split'] == 'dev'
-        assert chosen['scale'] == (1.0 if hota['1'] >= hota['0.5'] else 0.5), name
-        assert training[name]['thresholds'] == chosen['scale']
+        assert chosen['label'] == ('1' if hota['1'] >= hota['0.5'] else '0.5'), name
+        assert training[name]['thresholds'] == chosen['label']
     motip = Config.fromfile(config_path('motip/motip_tiny_zoo_vastmat-demo.py'))
-    scale = thresholds['MOTIP']['scale']
+    scale = float(thresholds['MOTIP']['label'])
+    assert thresholds['MOTIP']['scales'] == {key: scale for key in motip.zoo_official_thresholds}
     assert thresholds['MOTIP']['thresholds'] == {key: round(value * scale, 4)
                                                  for key, value in motip.zoo_official_thresholds.items()}
     # what the spread benchmark reads of a run: the test HOTA of each tracker, the dev HOTA of the calibrated ones
@@ -153,8 +155,8 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
     assert set(read) == set(out['table5'])
     for name, row in read.items():
         assert row['test'] == out['table5'][name]['protocol1/HOTA'], name
-        scale = thresholds.get(name, {}).get('scale')
-        assert row['dev'] == (None if scale is None else thresholds[name]['hota'][f'{scale:g}']), name
+        label = thresholds.get(name, {}).get('label')
+        assert row['dev'] == (None if label is None else thresholds[name]['hota'][label]), name
         assert set(row['videos']) == set(out['runs']['protocol1'][f'{name}/original']) - {'COMBINED', 'seconds'}, name
     again = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', work, '--train-iters', '2',
                  '--matchers', 'original', 'cda_fixed', '--threshold-scales', '0.5', '1.0')
@@ -164,6 +166,36 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
     subset = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', work, '--train-iters', '2',
                   '--trackers', 'ByteTrack', '--matchers', 'original')
     assert set(subset['table5']) == {'ByteTrack'} and not osp.exists(work / 'hota_vs_training.png')
+
+
+def test_threshold_grid_shares_one_scale_and_crosses_a_thresholds_own_grid():
+    """The calibration grid: the official thresholds share one scale; MOTIP's detection threshold, with a grid of
+    its own, takes each of its scales with each shared one (6 x 6 points, named apart); a grid named for a threshold
+    the config does not declare fails naming it."""
+    from mmengine.config import Config
+
+    from vastmat.experiments.zoo_training import grid_label, scaled_thresholds, threshold_grid
+    from vastmat.experiments.zoo_training_order import THRESHOLD_SCALES
+    from vastmat.models.trackers.zoo import config_path
+    qdtrack = Config.fromfile(config_path('qdtrack/qdtrack_tiny_zoo_vastmat-demo.py'))
+    grid = threshold_grid(qdtrack, THRESHOLD_SCALES)
+    assert [grid_label(point) for point in grid] == ['0.5', '0.6', '0.7', '0.8', '0.9', '1']
+    assert all(set(point) == set(qdtrack.zoo_official_thresholds) for point in grid)
+    motip = Config.fromfile(config_path('motip/motip_tiny_zoo_vastmat-demo.py'))
+    grid = threshold_grid(motip, THRESHOLD_SCALES)
+    assert len(grid) == 36 and len({grid_label(point) for point in grid}) == 36
+    det = sorted({scaled_thresholds(motip, point)['model.tracker.det_thresh'] for point in grid})
+    newborn = sorted({scaled_thresholds(motip, point)['model.tracker.newborn_thresh'] for point in grid})
+    assert det == [0.2, 0.25, 0.3, 0.35, 0.4, 0.45] and newborn == [0.3, 0.36, 0.42, 0.48, 0.54, 0.6]
+    assert grid_label(grid[0]) == 'det_thresh0.667_newborn_thresh0.5'
+    assert [grid_label(point) for point in threshold_grid(motip, (0.5, 1.0), own_grids=False)] == ['0.5', '1']
+    # the config's values are a point of its grid
+    assert {'model.tracker.det_thresh': motip.model.tracker.det_thresh,
+            'model.tracker.newborn_thresh': motip.model.tracker.newborn_thresh} in [
+                scaled_thresholds(motip, point) for point in grid]
+    motip.zoo_threshold_scales = {'model.tracker.id_thresh': (1.0, )}
+    with pytest.raises(KeyError, match='model.tracker.id_thresh not in zoo_official_thresholds'):
+        threshold_grid(motip, THRESHOLD_SCALES)
 
 
 def test_zoo_configs_start_from_the_demo_detectors_backbone():

@@ -88,7 +88,8 @@ def read_run(work_dir: str) -> dict:
         if matcher != 'original':
             continue
         calibration = thresholds.get(tracker)
-        dev = calibration['hota'][f'{calibration["scale"]:g}'] if calibration else None
+        # (a zoo.json of before the calibration grid's point labels names the point by its one scale)
+        dev = calibration['hota'][calibration.get('label') or f'{calibration["scale"]:g}'] if calibration else None
         videos = {v: m['HOTA'] for v, m in metrics.items() if isinstance(m, dict) and v != 'COMBINED' and 'HOTA' in m}
         out[tracker] = dict(test=metrics['COMBINED']['HOTA'], dev=dev, videos=videos)
     return out

@@ -128,11 +128,11 @@ def run_model_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], m
     if calibration is not None:
         cfg.merge_from_dict(calibration['thresholds'])
         out['thresholds'] = calibration
-    scale = calibration['scale'] if calibration is not None else None
+    label = calibration['label'] if calibration is not None else None
     for iteration, checkpoint in scored_checkpoints(training):
         last = iteration == training.checkpoints[-1][0]
         for matcher in (matchers if last and member.takes_matcher else ['original']):
-            run_dir = model_run_dir(training, member.name, ctx.preset, iteration, matcher, scale)
+            run_dir = model_run_dir(training, member.name, ctx.preset, iteration, matcher, label)
             start = time.perf_counter()
             metrics = test_tracking_model(swap_matcher(cfg, matcher), checkpoint, ctx.videos, run_dir, ctx.preset)
             run = dict(metrics=metrics, seconds=time.perf_counter() - start, results=osp.join(run_dir, 'results'))

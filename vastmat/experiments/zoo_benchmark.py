@@ -23,7 +23,7 @@ from .zoo import run_cached_member, run_model_member, train
 from .zoo_plan import REPORT_SECONDS, longest_first, makespan, task_plans
 from .zoo_report import report
 from .zoo_scoring import detector_boxes
-from .zoo_training_order import ZooContext, shared_sources
+from .zoo_training_order import THRESHOLD_SCALES, ZooContext, shared_sources
 
 DEMO_ROOT = 'data/demo'
 
@@ -247,7 +247,8 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
         ctx = ZooContext(args.data_root, protocol, videos, osp.join(args.work_dir, protocol), args.preset,
                          args.train_iters, log=console.print,
                          calibration_split=None if args.no_calibration else 'dev',
-                         threshold_scales=tuple(args.threshold_scales),
+                         threshold_scales=tuple(args.threshold_scales or THRESHOLD_SCALES),
+                         own_threshold_grids=args.threshold_scales is None,
                          # one thread count unless asked: reproducible trainings (docs/zoo.md)
                          adaptive_threads=args.adaptive_threads, seed=args.seed)
         order = print_plan(ctx, members, args, det_roots, checkpoints, console)

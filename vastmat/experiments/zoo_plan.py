@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from vastmat.models.trackers.zoo import ZooTracker
 
 from .zoo_scoring import SCORED_CHECKPOINTS
-from .zoo_training import expected_seconds, find_training, set_schedule
+from .zoo_training import expected_seconds, find_training, set_schedule, threshold_grid
 from .zoo_training_order import (NUM_CHECKPOINTS, ZooContext, shared_sources, task_trainings, training_config,
                                  training_plan)
 
@@ -25,9 +25,9 @@ from .zoo_training_order import (NUM_CHECKPOINTS, ZooContext, shared_sources, ta
 TWO_THREADS_SPEEDUP = 1.06
 # Seconds of one test of a joint or end-to-end model (the runner built and its checkpoint loaded, then each frame
 # tracked, and TrackEval), of one tracker run on cached detections, and of one ReID feature dump of both detection
-# sets, each a fixed part plus a part a frame; measured by make demo on the demo's dev (80 frames) and test videos
-# (360 frames).
-MODEL_TEST_SECONDS = (1.5, 0.0125)
+# sets, each a fixed part plus a part a frame; measured by make demo on the demo's dev (80 frames: 1.1 to 1.8 s a
+# calibration run of FairMOT, QDTrack, TransTrack and MOTIP) and test videos (360 frames: about 4.5 s).
+MODEL_TEST_SECONDS = (0.5, 0.011)
 CACHED_RUN_SECONDS = (0.2, 0.002)
 FEATURE_DUMP_SECONDS = (3.0, 0.06)
 DETECTIONS_SECONDS = 5.0  # the detector's two test passes and box dumps
@@ -66,9 +66,10 @@ def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str], test:
     extra = len(matchers) - 1 if member.takes_matcher else 0
     if not member.on_cached_detections:
         from mmengine.config import Config
-        calibrated = ctx.calibration_split is not None and Config.fromfile(member.demo_config).get(
-            'zoo_official_thresholds')
-        return ((len(ctx.threshold_scales) * _seconds(MODEL_TEST_SECONDS, dev) if calibrated else 0.0)
+        cfg = Config.fromfile(member.demo_config)
+        calibrations = len(threshold_grid(cfg, ctx.threshold_scales, ctx.own_threshold_grids)) if (
+            ctx.calibration_split is not None and cfg.get('zoo_official_thresholds')) else 0
+        return (calibrations * _seconds(MODEL_TEST_SECONDS, dev)
                 + (SCORED_CHECKPOINTS + extra) * _seconds(MODEL_TEST_SECONDS, test))
     if not member.demo_parts:
         return (1 + extra) * _seconds(CACHED_RUN_SECONDS, test)

@@ -44,8 +44,8 @@ def table5(results: dict, protocols: list[str]) -> tuple[dict, list]:
 
 def training_rows(results: dict, detections: dict, protocol: str) -> dict:
     """What each tracker learned: the trained part, its iterations and minutes, HOTA at the first and last kept
-    checkpoint (the detector's training for the trackers on its boxes), and the scale of the official thresholds
-    its test calibrated (``thresholds``; None where it calibrated none)."""
+    checkpoint (the detector's training for the trackers on its boxes), and the calibration grid point of the
+    official thresholds its test took (``thresholds``, its label; None where it calibrated none)."""
     rows = {}
     detector = detections.get('training')
     for tracker, member in results[protocol].items():
@@ -62,7 +62,7 @@ def training_rows(results: dict, detections: dict, protocol: str) -> dict:
             iterations=(training or {}).get('iterations'),
             minutes=(training or {}).get('seconds', float('nan')) / 60,
             reused=(training or {}).get('reused'),
-            thresholds=(member.get('thresholds') or {}).get('scale'),
+            thresholds=(member.get('thresholds') or {}).get('label'),
             HOTA_first=curve[0]['HOTA'] if curve else float('nan'),
             first_iteration=curve[0]['iteration'] if curve else None,
             HOTA=run['metrics']['COMBINED']['HOTA'])
@@ -77,10 +77,10 @@ def print_training_table(rows: dict, protocol: str, console: Console) -> None:
         table.add_column(header, justify='left' if header in ('tracker', 'learned') else 'right')
     for name, row in rows.items():
         first = '-' if row['first_iteration'] is None else f'{100 * row["HOTA_first"]:.1f} ({row["first_iteration"]})'
-        scale = row.get('thresholds')
+        label = row.get('thresholds')
         table.add_row(name, row['learned'], str(row['iterations'] or '-'),
                       '-' if row['minutes'] != row['minutes'] else f'{row["minutes"]:.1f}',
-                      '-' if scale is None else f'x{scale:g} official', first, f'{100 * row["HOTA"]:.1f}')
+                      '-' if label is None else f'x{label} official', first, f'{100 * row["HOTA"]:.1f}')
     console.print(table)
 
 
@@ -152,6 +152,7 @@ def report(args: Any, detections: dict, results: dict, console: Console) -> dict
     from vastmat.utils.provenance import code_commit, now_iso
 
     from .report import write_report
+    from .zoo_training_order import THRESHOLD_SCALES
 
     console.print('[4/4] results')
     skipped = {f'{protocol}/{t}/{m}': run['skipped'] for protocol in args.protocols
@@ -164,7 +165,8 @@ def report(args: Any, detections: dict, results: dict, console: Console) -> dict
     saved = ['zoo.json']
     out: dict[str, Any] = dict(settings=dict(data_root=args.data_root, protocols=args.protocols,
                                              matchers=args.matchers, preset=args.preset, trackers=args.trackers,
-                                             threshold_scales=None if args.no_calibration else args.threshold_scales),
+                                             threshold_scales=None if args.no_calibration else list(
+                                                 args.threshold_scales or THRESHOLD_SCALES)),
                                detections=detections, skipped=skipped)
     if rows5:
         table, ranks = ranked_table(rows5, columns5, f'Table 5 layout: trackers with their original association '

@@ -13,7 +13,7 @@ from mmengine.config import Config
 from vastmat.models.trackers.zoo import ZooTracker, config_path
 from vastmat.utils.io import write_json_atomic
 
-from .zoo_training import Training, detect, scaled_thresholds, test_tracking_model
+from .zoo_training import Training, detect, grid_label, scaled_thresholds, test_tracking_model, threshold_grid
 from .zoo_training_order import ZooContext, training_config
 
 TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
@@ -105,33 +105,36 @@ def curve_point(training: Training, iteration: int, run: dict) -> dict:
 
 # ------------------------------------------------------------------------------------------ joint / end-to-end models
 def model_run_dir(training: Training, name: str, preset: str, iteration: int, matcher: str,
-                  scale: float | None = None) -> str:
+                  thresholds: str | None = None) -> str:
     """Where the zoo tests tracker ``name`` on the checkpoint of ``training`` at ``iteration`` with ``matcher``
-    (``results/``, ``metrics.json``), at the official thresholds times ``scale`` (None: the config's own)."""
-    thresholds = 'config_thresholds' if scale is None else f'thresholds_x{scale:g}'
-    return osp.join(training.work_dir, 'tests', name, preset, thresholds, f'iter_{iteration}', matcher)
+    (``results/``, ``metrics.json``), at the official thresholds scaled as the calibration grid point named
+    ``thresholds`` (:func:`.zoo_training.grid_label`; None: the config's own)."""
+    folder = 'config_thresholds' if thresholds is None else f'thresholds_x{thresholds}'
+    return osp.join(training.work_dir, 'tests', name, preset, folder, f'iter_{iteration}', matcher)
 
 
 def calibrate_thresholds(ctx: ZooContext, name: str, cfg: Config, training: Training) -> dict | None:
-    """The scale of :data:`.zoo_training_order.THRESHOLD_SCALES` whose thresholds (:func:`scaled_thresholds`)
-    track the ``ctx.calibration_split`` videos best (HOTA; ties: the larger scale) at the last checkpoint of
-    ``training``: ``dict(scale, thresholds, split, hota={scale: HOTA})``; None where the config declares no official
+    """The point of the calibration grid (:func:`.zoo_training.threshold_grid`: the official thresholds times a
+    scale of ``ctx.threshold_scales``, a threshold with a grid of its own times each of its scales) that tracks the
+    ``ctx.calibration_split`` videos best (HOTA; ties: the larger scales) at the last checkpoint of ``training``:
+    ``dict(label, scales, thresholds, split, hota={label: HOTA})``; None where the config declares no official
     thresholds or the context calibrates nothing."""
     if ctx.calibration_split is None or not cfg.get('zoo_official_thresholds'):
         return None
     from vastmat.datasets.sequences import read_split
     videos = read_split(ctx.data_root, ctx.protocol, ctx.calibration_split)
     iteration, checkpoint = training.checkpoints[-1]
-    hota = {}
-    for scale in ctx.threshold_scales:
+    hota, points = {}, {}
+    for point in threshold_grid(cfg, ctx.threshold_scales, ctx.own_threshold_grids):
+        label = grid_label(point)
         scaled = copy.deepcopy(cfg)
-        scaled.merge_from_dict(scaled_thresholds(cfg, scale))
+        scaled.merge_from_dict(scaled_thresholds(cfg, point))
         run_dir = osp.join(training.work_dir, 'tests', name, ctx.preset, 'calibration',
-                           f'{ctx.calibration_split}_x{scale:g}', f'iter_{iteration}')
+                           f'{ctx.calibration_split}_x{label}', f'iter_{iteration}')
         metrics = test_tracking_model(scaled, checkpoint, videos, run_dir, ctx.preset, split=ctx.calibration_split)
-        hota[scale] = metrics['COMBINED']['HOTA']
-    best = max(hota, key=lambda scale: (hota[scale], scale))
-    ctx.log(f'  {name}: thresholds x{best:g} of the official ones (HOTA on the {ctx.calibration_split} videos: '
-            + ', '.join(f'x{s:g} {100 * h:.1f}' for s, h in hota.items()) + ')')
-    return dict(scale=best, thresholds=scaled_thresholds(cfg, best), split=ctx.calibration_split,
-                hota={f'{s:g}': h for s, h in hota.items()})
+        hota[label], points[label] = metrics['COMBINED']['HOTA'], point
+    best = max(hota, key=lambda label: (hota[label], tuple(points[label].values())))
+    ctx.log(f'  {name}: thresholds x{best} of the official ones (HOTA on the {ctx.calibration_split} videos: '
+            + ', '.join(f'x{label} {100 * h:.1f}' for label, h in hota.items()) + ')')
+    return dict(label=best, scales=points[best], thresholds=scaled_thresholds(cfg, points[best]),
+                split=ctx.calibration_split, hota=hota)

@@ -11,13 +11,14 @@ import argparse
 import copy
 import glob
 import hashlib
+import itertools
 import json
 import os
 import os.path as osp
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from mmengine.config import Config
 
@@ -25,7 +26,8 @@ from vastmat.utils.io import write_json_atomic
 
 RECORD = 'zoo_training.json'  # written last in a training's work dir: its presence marks a finished training
 RUN_HOOKS = ('ProgressBarHook', 'AdaptiveThreadsHook')  # how a run is shown and paced, not what it learns
-UNTRAINED_KEYS = ('zoo_seconds_per_iter', 'zoo_official_thresholds')  # a display estimate; test thresholds
+# a display estimate; test thresholds and their calibration grids
+UNTRAINED_KEYS = ('zoo_seconds_per_iter', 'zoo_official_thresholds', 'zoo_threshold_scales')
 # The settings that pick torch's, oneDNN's and MKL's CPU kernels: float32 sums round differently under each
 # (DESIGN.md 7), so a training made under one is not the training of another; part of a training's identity.
 KERNEL_VARIABLES = ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'MKL_ENABLE_INSTRUCTIONS')
@@ -212,10 +214,37 @@ def expected_seconds(cfg: Config, iters: int | None = None) -> float:
     return per_iter * (iters if iters is not None else cfg.train_cfg.get('max_iters', 0))
 
 
-def scaled_thresholds(cfg: Config, scale: float) -> dict[str, float]:
-    """``{dotted key: official value x scale}`` of the score thresholds a tiny zoo config declares in
-    ``zoo_official_thresholds`` (empty when it declares none), for ``Config.merge_from_dict``."""
-    return {key: round(value * scale, 4) for key, value in (cfg.get('zoo_official_thresholds') or {}).items()}
+def threshold_grid(cfg: Config, scales: Sequence[float], own_grids: bool = True) -> list[dict[str, float]]:
+    """The calibration grid of a tiny zoo config, each point ``{dotted key: scale}`` over the score thresholds it
+    declares in ``zoo_official_thresholds`` (empty when it declares none). They share one scale of ``scales``,
+    except a threshold with a grid of its own in ``zoo_threshold_scales`` (``{key: scales}``; ignored unless
+    ``own_grids``), which takes each of its scales with each of the others'."""
+    official = cfg.get('zoo_official_thresholds') or {}
+    own = dict(cfg.get('zoo_threshold_scales') or {}) if own_grids else {}
+    unknown = sorted(set(own) - set(official))
+    if unknown:
+        raise KeyError(f'zoo_threshold_scales: {", ".join(unknown)} not in zoo_official_thresholds '
+                       f'({", ".join(official) or "none declared"})')
+    shared = [key for key in official if key not in own]
+    axes = [[{key: scale for key in shared} for scale in scales]] if shared else []
+    axes += [[{key: scale} for scale in own[key]] for key in official if key in own]
+    points = [{key: scale for part in point for key, scale in part.items()} for point in itertools.product(*axes)]
+    return [{key: point[key] for key in official} for point in points]
+
+
+def grid_label(point: dict[str, float]) -> str:
+    """A grid point's name: its scale where all thresholds share one (``0.8``), else each threshold's last key part
+    and scale (``det_thresh1.33_newborn_thresh0.8``)."""
+    scales = set(point.values())
+    if len(scales) <= 1:
+        return f'{scales.pop() if scales else 1.0:g}'
+    return '_'.join(f'{key.rsplit(".", 1)[-1]}{scale:.3g}' for key, scale in point.items())
+
+
+def scaled_thresholds(cfg: Config, point: dict[str, float]) -> dict[str, float]:
+    """``{dotted key: official value x its scale in point}`` of the thresholds of ``zoo_official_thresholds``, for
+    ``Config.merge_from_dict``."""
+    return {key: round(value * point[key], 4) for key, value in (cfg.get('zoo_official_thresholds') or {}).items()}
 
 
 def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], out_dir: str, preset: str,

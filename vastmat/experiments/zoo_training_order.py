@@ -21,7 +21,9 @@ NUM_CHECKPOINTS = 3  # kept checkpoints of every learned part (tools/benchmark/c
 # (``zoo_official_thresholds``) and is tested at the official ones times the scale of this grid that tracks the
 # protocol's dev videos (train videos held for tuning) best, at its last checkpoint; never chosen on the test videos.
 # Minutes of CPU training leave each model's scores less confident by its own amount (measured on the demo's dev
-# videos: the best scale is 0.5 for FairMOT, 0.6 QDTrack, 0.9 MOTIP and TCEI, 1.0 TransTrack).
+# videos: the best scale is 0.5 for FairMOT, 0.6 QDTrack, 0.9 TransTrack). A config may give a threshold a grid of
+# its own (``zoo_threshold_scales``: MOTIP's detection threshold, whose config says why); the zoo then tries each of
+# its scales with each of this grid's (:func:`.zoo_training.threshold_grid`).
 THRESHOLD_SCALES = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
@@ -40,6 +42,7 @@ class ZooContext:
     recipe: Callable[[Config], Config] | None = None  # changes every training config (the overfit benchmark's)
     calibration_split: str | None = 'dev'  # where the thresholds are calibrated (None: the configs' own)
     threshold_scales: tuple[float, ...] = THRESHOLD_SCALES
+    own_threshold_grids: bool = True  # a config's zoo_threshold_scales (False: threshold_scales for every threshold)
     adaptive_threads: bool = False  # trainings share the cores with others (zoo_config's AdaptiveThreadsHook)
     seed: int | None = None  # every training's randomness seed (None: each config's)
 
