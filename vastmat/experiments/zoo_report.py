@@ -71,6 +71,8 @@ def training_rows(results: dict, detections: dict, protocol: str) -> dict:
 
 def print_training_table(rows: dict, protocol: str, console: Console) -> None:
     from rich.table import Table
+
+    from .zoo_training import grid_text
     table = Table(title=f'What each tracker learned ({PROTOCOL_LABEL.get(protocol, protocol)}): HOTA at the first '
                   'kept checkpoint and at the last')
     for header in ('tracker', 'learned', 'iterations', 'train min', 'thresholds', 'HOTA 1st ckpt (iter)', 'HOTA'):
@@ -80,7 +82,7 @@ def print_training_table(rows: dict, protocol: str, console: Console) -> None:
         label = row.get('thresholds')
         table.add_row(name, row['learned'], str(row['iterations'] or '-'),
                       '-' if row['minutes'] != row['minutes'] else f'{row["minutes"]:.1f}',
-                      '-' if label is None else f'x{label} official', first, f'{100 * row["HOTA"]:.1f}')
+                      '-' if label is None else f'{grid_text(label)} official', first, f'{100 * row["HOTA"]:.1f}')
     console.print(table)
 
 

@@ -13,7 +13,8 @@ from mmengine.config import Config
 from vastmat.models.trackers.zoo import ZooTracker, config_path
 from vastmat.utils.io import write_json_atomic
 
-from .zoo_training import Training, detect, grid_label, scaled_thresholds, test_tracking_model, threshold_grid
+from .zoo_training import (Training, detect, grid_label, grid_text, scaled_thresholds, test_tracking_model,
+                            threshold_grid)
 from .zoo_training_order import ZooContext, training_config
 
 TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
@@ -134,7 +135,7 @@ def calibrate_thresholds(ctx: ZooContext, name: str, cfg: Config, training: Trai
         metrics = test_tracking_model(scaled, checkpoint, videos, run_dir, ctx.preset, split=ctx.calibration_split)
         hota[label], points[label] = metrics['COMBINED']['HOTA'], point
     best = max(hota, key=lambda label: (hota[label], tuple(points[label].values())))
-    ctx.log(f'  {name}: thresholds x{best} of the official ones (HOTA on the {ctx.calibration_split} videos: '
-            + ', '.join(f'x{label} {100 * h:.1f}' for label, h in hota.items()) + ')')
+    ctx.log(f'  {name}: thresholds {grid_text(best)} of the official ones (HOTA on the {ctx.calibration_split} '
+            'videos: ' + '; '.join(f'{grid_text(label)} {100 * h:.1f}' for label, h in hota.items()) + ')')
     return dict(label=best, scales=points[best], thresholds=scaled_thresholds(cfg, points[best]),
                 split=ctx.calibration_split, hota=hota)

@@ -241,6 +241,13 @@ def grid_label(point: dict[str, float]) -> str:
     return '_'.join(f'{key.rsplit(".", 1)[-1]}{scale:.3g}' for key, scale in point.items())
 
 
+def grid_text(label: str) -> str:
+    """A grid point's label as the tables and logs show it: ``x0.8``, ``det_thresh x1.33, newborn_thresh x0.8``."""
+    if label[:1].isdigit():
+        return f'x{label}'
+    return ', '.join(f'{name} x{scale}' for name, scale in re.findall(r'([a-z][a-z_]*?)(\d[\d.e+-]*)(?:_|$)', label))
+
+
 def scaled_thresholds(cfg: Config, point: dict[str, float]) -> dict[str, float]:
     """``{dotted key: official value x its scale in point}`` of the thresholds of ``zoo_official_thresholds``, for
     ``Config.merge_from_dict``."""
