@@ -136,7 +136,7 @@ def calibrate_thresholds(ctx: ZooContext, name: str, cfg: Config, training: Trai
         hota[label], points[label] = metrics['COMBINED']['HOTA'], point
     best = max(hota, key=lambda label: (hota[label], tuple(points[label].values())))
     if len(hota) <= len(THRESHOLD_SCALES):
-        scores = '; '.join(f'{grid_text(label)} {100 * h:.1f}' for label, h in hota.items())
+        scores = ', '.join(f'{grid_text(label)} {100 * h:.1f}' for label, h in hota.items())
     else:  # a crossed grid: its range (every point's HOTA is in zoo.json)
         scores = (f'{100 * hota[best]:.1f}, the {len(hota)} points {100 * min(hota.values()):.1f} to '
                   f'{100 * max(hota.values()):.1f}')
