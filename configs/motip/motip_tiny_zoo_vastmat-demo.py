@@ -39,10 +39,10 @@ zoo_seconds_per_iter = 0.098  # measured as make demo runs it (vastmat/experimen
 # zoo after training (vastmat/experiments/zoo.py, calibrate_thresholds), never on the test videos. Minutes of CPU
 # training leave a model's scores less confident than a full-size model's. The detection threshold has a grid of its
 # own, 2/3 to 3/2 of the official 0.3 (0.2, 0.25, ..., 0.45), each value tried with each scale of the newborn
-# threshold (36 dev runs, 1.1 to 1.8 s each). Why: the tiny DETR's unmatched queries score 0.2 to 0.35 (a trained
+# threshold (36 dev runs, 1.1 to 1.8 s each). Why: the tiny DETR's unmatched queries score above 0.2 (a trained
 # full-size DETR's far less), and the ID decoder, which trains on matched queries only, hands identities between
-# them once they pass: in the two runs whose joint scale fell to 0.8 (det_thresh 0.24), 37 to 48 % of the animals
-# found in two frames in a row kept their identity, against 92 to 96 % at 1.0 (tools/analysis/association_split.py).
+# them once they pass: in the two runs whose joint scale fell to 0.8 (det_thresh 0.24), 45 and 49 % of the animals
+# found in two frames in a row kept their identity, against 76 and 92 % at 1.0 (tools/analysis/association_split.py).
 # Chosen on the dev videos in the four runs: det_thresh 0.35 or 0.4, newborn_thresh 0.36 to 0.48; the values below
 # are make demo's (seed 0).
 zoo_official_thresholds = {'model.tracker.det_thresh': 0.3, 'model.tracker.newborn_thresh': 0.6}
