@@ -45,7 +45,8 @@ def table5(results: dict, protocols: list[str]) -> tuple[dict, list]:
 def training_rows(results: dict, detections: dict, protocol: str) -> dict:
     """What each tracker learned: the trained part, its iterations and minutes, HOTA at the first and last kept
     checkpoint (the detector's training for the trackers on its boxes), and the calibration grid point of the
-    official thresholds its test took (``thresholds``, its label; None where it calibrated none)."""
+    official thresholds its test took (``thresholds``, its label, and ``threshold_scales``, its scales; None where
+    it calibrated none)."""
     rows = {}
     detector = detections.get('training')
     for tracker, member in results[protocol].items():
@@ -63,6 +64,7 @@ def training_rows(results: dict, detections: dict, protocol: str) -> dict:
             minutes=(training or {}).get('seconds', float('nan')) / 60,
             reused=(training or {}).get('reused'),
             thresholds=(member.get('thresholds') or {}).get('label'),
+            threshold_scales=(member.get('thresholds') or {}).get('scales'),
             HOTA_first=curve[0]['HOTA'] if curve else float('nan'),
             first_iteration=curve[0]['iteration'] if curve else None,
             HOTA=run['metrics']['COMBINED']['HOTA'])
@@ -79,10 +81,10 @@ def print_training_table(rows: dict, protocol: str, console: Console) -> None:
         table.add_column(header, justify='left' if header in ('tracker', 'learned') else 'right')
     for name, row in rows.items():
         first = '-' if row['first_iteration'] is None else f'{100 * row["HOTA_first"]:.1f} ({row["first_iteration"]})'
-        label = row.get('thresholds')
+        point = row.get('threshold_scales')
         table.add_row(name, row['learned'], str(row['iterations'] or '-'),
                       '-' if row['minutes'] != row['minutes'] else f'{row["minutes"]:.1f}',
-                      '-' if label is None else f'{grid_text(label)} official', first, f'{100 * row["HOTA"]:.1f}')
+                      '-' if point is None else f'{grid_text(point)} official', first, f'{100 * row["HOTA"]:.1f}')
     console.print(table)
 
 

@@ -15,7 +15,7 @@ from vastmat.utils.io import write_json_atomic
 
 from .zoo_training import (Training, detect, grid_label, grid_text, scaled_thresholds, test_tracking_model,
                             threshold_grid)
-from .zoo_training_order import THRESHOLD_SCALES, ZooContext, training_config
+from .zoo_training_order import ZooContext, training_config
 
 TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
 DONE = 'dump_done.json'  # written last in a feature dump's folder
@@ -135,12 +135,12 @@ def calibrate_thresholds(ctx: ZooContext, name: str, cfg: Config, training: Trai
         metrics = test_tracking_model(scaled, checkpoint, videos, run_dir, ctx.preset, split=ctx.calibration_split)
         hota[label], points[label] = metrics['COMBINED']['HOTA'], point
     best = max(hota, key=lambda label: (hota[label], tuple(points[label].values())))
-    if len(hota) <= len(THRESHOLD_SCALES):
-        scores = ', '.join(f'{grid_text(label)} {100 * h:.1f}' for label, h in hota.items())
+    if len(hota) <= len(ctx.threshold_scales):
+        scores = ', '.join(f'{grid_text(points[label])} {100 * h:.1f}' for label, h in hota.items())
     else:  # a crossed grid: its range (every point's HOTA is in zoo.json)
         scores = (f'{100 * hota[best]:.1f}, the {len(hota)} points {100 * min(hota.values()):.1f} to '
                   f'{100 * max(hota.values()):.1f}')
-    ctx.log(f'  {name}: thresholds {grid_text(best)} of the official ones (HOTA on the {ctx.calibration_split} '
-            f'videos: {scores})')
+    ctx.log(f'  {name}: thresholds {grid_text(points[best])} of the official ones '
+            f'(HOTA on the {ctx.calibration_split} videos: {scores})')
     return dict(label=best, scales=points[best], thresholds=scaled_thresholds(cfg, points[best]),
                 split=ctx.calibration_split, hota=hota)

@@ -232,20 +232,29 @@ def threshold_grid(cfg: Config, scales: Sequence[float], own_grids: bool = True)
     return [{key: point[key] for key in official} for point in points]
 
 
+def _own_scales(point: dict[str, float]) -> list[tuple[str, float]] | None:
+    """``[(the key's last part, scale), ...]`` of a grid point whose thresholds differ in scale; None where all share
+    one."""
+    if len(set(point.values())) <= 1:
+        return None
+    return [(key.rsplit('.', 1)[-1], scale) for key, scale in point.items()]
+
+
 def grid_label(point: dict[str, float]) -> str:
-    """A grid point's name: its scale where all thresholds share one (``0.8``), else each threshold's last key part
-    and scale (``det_thresh1.33_newborn_thresh0.8``)."""
-    scales = set(point.values())
-    if len(scales) <= 1:
-        return f'{scales.pop() if scales else 1.0:g}'
-    return '_'.join(f'{key.rsplit(".", 1)[-1]}{scale:.3g}' for key, scale in point.items())
+    """A grid point's name (zoo.json, folders): its scale where all thresholds share one (``0.8``), else each
+    threshold's last key part and scale (``det_thresh1.33_newborn_thresh0.8``)."""
+    own = _own_scales(point)
+    if own is None:
+        return f'{next(iter(point.values()), 1.0):g}'
+    return '_'.join(f'{name}{scale:.3g}' for name, scale in own)
 
 
-def grid_text(label: str) -> str:
-    """A grid point's label as the tables and logs show it: ``x0.8``, ``det_thresh x1.33, newborn_thresh x0.8``."""
-    if label[:1].isdigit():
-        return f'x{label}'
-    return ', '.join(f'{name} x{scale}' for name, scale in re.findall(r'([a-z][a-z_]*?)(\d[\d.e+-]*)(?:_|$)', label))
+def grid_text(point: dict[str, float]) -> str:
+    """A grid point as the tables and logs show it: ``x0.8``, ``det_thresh x1.33, newborn_thresh x0.8``."""
+    own = _own_scales(point)
+    if own is None:
+        return f'x{grid_label(point)}'
+    return ', '.join(f'{name} x{scale:.3g}' for name, scale in own)
 
 
 def scaled_thresholds(cfg: Config, point: dict[str, float]) -> dict[str, float]:
