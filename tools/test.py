@@ -15,6 +15,9 @@ processes alongside the tracking.
 ReID configs: ``--det-root DIR --dump-feats OUT`` writes OUT/<video>.txt, the det.txt rows of DIR followed by each
 box's L2-normalised appearance feature. Configs that load frames: ``--dump-warps OUT`` writes OUT/<video>.txt, the
 ECC camera-motion warp of every frame (BoT-SORT / TrackTrack GMC format).
+Global linking: ``--link [key=value,...]`` links each video's tracklets into identities after tracking
+(``GlobalLinker``), ``--num-animals N|FILE`` / ``--max-animals M|FILE`` cap the identities a video; what it did to
+each video is printed and written to WORK_DIR/linking.json.
 """
 import argparse
 import logging
@@ -26,6 +29,8 @@ from mmengine.logging import print_log
 from vastmat.engine import close_distributed
 from vastmat.engine.cli import (add_common_arguments, build_runner, finish_parsing, load_config, print_metrics_table,
                                 write_json_atomic)
+from vastmat.engine.linking_options import (add_linking_arguments, apply_linking_options, linking_reports,
+                                            save_linking_reports)
 from vastmat.engine.tracking_options import apply_tracking_options
 from vastmat.utils.errors import UserInputError
 
@@ -54,6 +59,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         'the det.txt rows followed by L2-normalised appearance features')
     parser.add_argument('--dump-warps', metavar='DIR', help='configs that load frames: write DIR/<video>.txt, the ECC '
                         'camera-motion warp of every frame (GMC format), instead of testing')
+    add_linking_arguments(parser)
     args = parser.parse_args(argv)
     if args.workers is not None and args.workers < 0:
         parser.error(f'--workers must be >= 0, got {args.workers}')
@@ -87,6 +93,7 @@ def main(argv=None) -> dict:
         feature_dump_config(cfg, args.dump_feats, args.det_root, args.data_root)
     else:
         apply_tracking_options(cfg, args)
+        apply_linking_options(cfg, args)
     runner = build_runner(cfg)
     if args.dump_dets is not None:
         from vastmat.evaluation.metrics import DumpTrackingDetections
@@ -105,6 +112,9 @@ def main(argv=None) -> dict:
             if metrics:
                 print_metrics_table(metrics, title=f'{osp.basename(args.config)}')
                 write_json_atomic(metrics, osp.join(cfg.work_dir, 'metrics.json'))
+            reports = linking_reports(runner.model)
+            if reports:
+                save_linking_reports(reports, cfg.work_dir)
     finally:  # the other ranks wait for rank 0 here, also when its reporting fails
         close_distributed()
     return metrics

@@ -48,7 +48,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help='seconds between a running trial\'s heartbeats (default 5); a trial silent 4x as long '
                         'is marked failed')
     parser.add_argument('--study-name', help='default: a hash of the config, space, data, folds and options')
-    parser.add_argument('--space', default='default', help="one of the tracker class's search_spaces")
+    parser.add_argument('--space', default='default', help="one of the tracker class's search_spaces, or linking "
+                        "(the GlobalLinker's settings, the tracker as the config has it)")
     parser.add_argument('--cfg-options', nargs='+', action=CfgOptionsAction, default={}, metavar='KEY=VALUE',
                         help='set for every trial (checked as tools/test.py\'s), e.g. a trained D2MP: '
                         'model.tracker.motion.checkpoint=PATH')

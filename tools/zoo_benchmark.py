@@ -7,7 +7,7 @@ paper's Table 5 and Table 8 layouts.
         [--work-dir W] [--det-root [PROTOCOL=]DIR ...] [--checkpoint [PROTOCOL=]CKPT ...] [--det-config CONFIG]
         [--train-iters N] [--matchers original cda_fixed cda_adaptive,k=0.1 ...] [--threshold-scales S ...]
         [--no-calibration] [--preset vastmat] [--threads 2] [--adaptive-threads] [--launcher local|ray] [--workers 2]
-        [--seed 0]
+        [--seed 0] [--link KEY=VALUE,... | --no-link]
 
 Steps, per protocol (the expected time is printed first, each stage's time when it ends):
 1. data: ``--data-root`` (default ``data/demo``: the built-in demo dataset, rendered when absent);
@@ -21,7 +21,9 @@ Steps, per protocol (the expected time is printed first, each stage's time when 
    overrides every length) and is reused by later runs; each learned tracker is scored at every kept checkpoint.
    A joint or end-to-end model is tested at its official score thresholds times the scale of ``--threshold-scales``
    that tracks the protocol's dev videos best (train videos held for tuning; never the test videos);
-4. evaluation (TrackEval, ``--preset``), the tables printed and saved: W/zoo.json, W/table5.csv, W/table8.csv,
+4. global linking (``GlobalLinker`` with ``--link``'s options) of each tracker's results with its own association,
+   its HOTA and IDSW beside the tracker's own in Table 5 (``--no-link``: not run);
+5. evaluation (TrackEval, ``--preset``), the tables printed and saved: W/zoo.json, W/table5.csv, W/table8.csv,
    W/hota_cdf.png (per-video HOTA), W/hota_by_tracker.png, W/hota_vs_training.png; each run's results and metrics
    under W/<protocol>/.
 
@@ -81,7 +83,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--adaptive-threads', action='store_true',
                         help='train with 1 thread while other processes slow the cores down (AdaptiveThreadsHook; '
                         'faster on a busy machine, but a switch changes the sums and so the trained models)')
+    parser.add_argument('--link', metavar='KEY=VALUE,...', default='',
+                        help="Table 5's linked columns: the GlobalLinker's options (default: its defaults)")
+    parser.add_argument('--no-link', action='store_true', help="leave out Table 5's columns after global linking")
     args = parser.parse_args(argv)
+    from vastmat.utils.options import parse_keyword_options
+    args.linker = None if args.no_link else dict(type='GlobalLinker', **parse_keyword_options(args.link, '--link'))
     if args.workers < 1:
         parser.error(f'--workers must be >= 1, got {args.workers}')
     if args.train_iters is not None and args.train_iters < 1:

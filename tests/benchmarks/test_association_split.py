@@ -8,8 +8,9 @@ import pytest
 from mmengine.config import Config
 
 from helpers.common import REPO, SHARED_DATA
-from vastmat.datasets.formats import TrackResults, read_gt, read_results
-from vastmat.benchmarks.association_split import association_split, truth_identities
+from vastmat.benchmarks.association_split import association_split
+from vastmat.datasets.formats import GroundTruth, TrackResults, read_gt, read_results
+from vastmat.evaluation.oracle_association import truth_identities
 from vastmat.benchmarks.overfit import make_overfit_root, overfit_recipe
 from vastmat.structures.bbox import ltwh_to_xyxy, paired_iou
 
@@ -30,7 +31,8 @@ def test_truth_identities_one_to_one_at_iou_half():
     # frame 3: no ground truth
     results = _results([1, 1, 1, 2, 3], [[0, 0, 10, 10], [1, 0, 10, 10], [25, 0, 10, 10], [2, 0, 10, 10],
                                          [0, 0, 10, 10]])
-    out = truth_identities(results, gt_frames, gt_ids, gt_boxes)
+    gt = GroundTruth(gt_frames, gt_ids, gt_boxes, np.ones(3, np.int64), np.full(3, -1), np.full(3, -1.0), np.arange(3))
+    out = truth_identities(results, gt)
     assert out.frames.tolist() == [1, 2]
     assert out.ids.tolist() == [7, 7]
     assert out.boxes.tolist() == [[0, 0, 10, 10], [2, 0, 10, 10]]

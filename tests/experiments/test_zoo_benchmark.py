@@ -44,6 +44,13 @@ def test_zoo_benchmark_on_cached_detections_matches_tools_test(demo_root, demo_d
         assert metrics['vastmat/HOTA'] == rows[f'ByteTrack + {matcher}']['HOTA']
         assert metrics['vastmat/IDSW'] == rows[f'ByteTrack + {matcher}']['IDSW']
     assert rows['ByteTrack + original']['HOTA'] > 0.3  # simulated detections of the ground truth: far from zero
+    # Table 5's linked columns: the zoo links the results file; tools/test.py --link links inside the model
+    linked = tool('tools/test.py', osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets.py'),
+                  '--det-root', demo_dets, '--data-root', demo_root, '--work-dir', tmp_path / 'linked', '--link')
+    assert out['table5']['ByteTrack']['protocol1/linked/HOTA'] == linked['vastmat/HOTA']
+    assert out['table5']['ByteTrack']['protocol1/linked/IDSW'] == linked['vastmat/IDSW']
+    reports = json.load(open(tmp_path / 'linked' / 'linking.json'))
+    assert [r['video'] for r in reports] == sorted(out['linked']['protocol1']['ByteTrack']['reports'])
     for name in ('zoo.json', 'table5.csv', 'table8.csv', 'hota_cdf.png', 'hota_by_tracker.png'):
         assert osp.getsize(tmp_path / 'zoo' / name) > 0, name
     saved = json.load(open(tmp_path / 'zoo' / 'zoo.json'))

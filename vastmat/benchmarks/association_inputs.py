@@ -29,13 +29,13 @@ import torch.nn.functional as F
 from vastmat.datasets.formats import GroundTruth, TrackResults
 from vastmat.structures.bbox import ltwh_to_xyxy, paired_iou
 
-from .association_split import TRUTH_IOU, iou_pairs, match_truth
+from vastmat.evaluation.oracle_association import TRUTH_IOU, iou_pairs, match_truth
 
 
 def identity_continuation(results: TrackResults, gt: GroundTruth, min_iou: float = TRUTH_IOU) -> tuple[int, int]:
     """``(kept, continuing)``: of the animals found in two consecutive frames (a result box at IoU >= ``min_iou``,
     one to one per frame), how many keep their result identity."""
-    rows, gt_ids = match_truth(results, gt.frames, gt.ids, gt.boxes, min_iou)
+    rows, gt_ids = match_truth(results.frames, results.boxes, gt.frames, gt.ids, gt.boxes, min_iou)
     own = {(int(results.frames[r]), int(g)): int(results.ids[r]) for r, g in zip(rows, gt_ids)}
     kept = continuing = 0
     for (frame, animal), track in own.items():

@@ -7,7 +7,7 @@ A tracker's output boxes are scored three ways on the same boxes:
   (``track_thresh`` 0.3 by default): how a Kalman filter with IoU associates the same boxes;
 * truth identities on those boxes: each box gets the id of the ground-truth box it overlaps at IoU 0.5 or more (one
   to one per frame, the Hungarian assignment on IoU), the rest are dropped: the HOTA that perfect association on
-  these boxes reaches, so that ``own / truth`` AssA is the share of the reachable association the tracker gets.
+  these boxes reaches (:mod:`vastmat.evaluation.oracle_association`), so that ``own / truth`` AssA is the share of the reachable association the tracker gets.
 
 The gap between the first and the third is the association's; the third's DetA is the detection's.
 """
@@ -16,51 +16,14 @@ from __future__ import annotations
 import os.path as osp
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from vastmat.datasets.formats import Detections, TrackResults, read_gt, read_results, write_detections, \
     write_results
 from vastmat.datasets.sequences import load_sequence
-from vastmat.structures.bbox import ltwh_to_xyxy
-from vastmat.structures.pair_geometry import PairGeometry
+from vastmat.evaluation.oracle_association import truth_identities
 
-TRUTH_IOU = 0.5  # a box takes a ground-truth id at this IoU or more
 BYTETRACK_THRESH = 0.3  # track_thresh of the ByteTrack run on a tracker's boxes (its boxes' scores are low)
 WAYS = ('own', 'bytetrack', 'truth')
-
-
-def match_truth(results: TrackResults, gt_frames: np.ndarray, gt_ids: np.ndarray, gt_boxes: np.ndarray,
-                min_iou: float = TRUTH_IOU) -> tuple[np.ndarray, np.ndarray]:
-    """The result rows that match a ground-truth box at IoU >= ``min_iou`` (one to one per frame, Hungarian on IoU)
-    and the ids of those ground-truth boxes."""
-    keep, ids = [], []
-    for frame in np.unique(results.frames):
-        rows = np.flatnonzero(results.frames == frame)
-        truth = np.flatnonzero(gt_frames == frame)
-        pairs_r, pairs_t = iou_pairs(ltwh_to_xyxy(results.boxes[rows]), ltwh_to_xyxy(gt_boxes[truth]), min_iou)
-        keep.extend(rows[pairs_r].tolist())
-        ids.extend(gt_ids[truth[pairs_t]].tolist())
-    return np.asarray(keep, np.int64), np.asarray(ids, np.int64)
-
-
-def iou_pairs(boxes_a: np.ndarray, boxes_b: np.ndarray, min_iou: float) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of ``boxes_a`` and of ``boxes_b`` (``x1 y1 x2 y2``) paired one to one by the Hungarian assignment on IoU,
-    the pairs at IoU >= ``min_iou``."""
-    if not len(boxes_a) or not len(boxes_b):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    iou = PairGeometry(boxes_a, boxes_b).iou
-    rows, cols = linear_sum_assignment(-iou)
-    good = iou[rows, cols] >= min_iou
-    return rows[good], cols[good]
-
-
-def truth_identities(results: TrackResults, gt_frames: np.ndarray, gt_ids: np.ndarray, gt_boxes: np.ndarray,
-                     min_iou: float = TRUTH_IOU) -> TrackResults:
-    """The result boxes that match a ground-truth box (:func:`match_truth`), each with that ground-truth box's id;
-    the other boxes are dropped."""
-    keep, ids = match_truth(results, gt_frames, gt_ids, gt_boxes, min_iou)
-    return TrackResults(results.frames[keep], ids, results.boxes[keep], results.scores[keep],
-                        results.line_numbers[keep], results.path)
 
 
 def results_as_detections(results: TrackResults) -> Detections:
@@ -82,7 +45,7 @@ def split_inputs(data_root: str, results_dir: str, videos: list[str], out_dir: s
         gt = read_gt(osp.join(sequence.directory, 'gt', 'gt.txt'), sequence.length)
         write_detections(osp.join(folders['dets'], f'{video}.txt'), results_as_detections(results), decimals=3)
         write_results(osp.join(folders['truth'], f'{video}.txt'),
-                      truth_identities(results, gt.frames, gt.ids, gt.boxes), decimals=3)
+                      truth_identities(results, gt), decimals=3)
     return folders
 
 

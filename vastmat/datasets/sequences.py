@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .animal_counts import AnimalCount, count_from_fields, split_fields
 from .formats import GroundTruth, read_gt, read_seqinfo
 
 PROTOCOLS = ('protocol1', 'protocol2')
@@ -97,8 +98,8 @@ def normalise_protocol(protocol: str | int) -> str:
     raise KeyError(f'unknown protocol {protocol!r}; use protocol1 (seen) or protocol2 (unseen)')
 
 
-def read_split(root: str, protocol: str | int, split: str) -> list[str]:
-    """The video names of ``<root>/splits/<protocol>/<split>.txt`` (one a line), checked against the videos."""
+def _split_lines(root: str, protocol: str | int, split: str) -> tuple[str, list[tuple[int, list[str]]]]:
+    """The path of a split's video list and its lines' fields (a name, then optional animal counts)."""
     protocol = normalise_protocol(protocol)
     path = osp.join(root, 'splits', protocol, f'{split}.txt')
     if not osp.isdir(root):
@@ -107,7 +108,22 @@ def read_split(root: str, protocol: str | int, split: str) -> list[str]:
     if not osp.isfile(path):
         raise FileNotFoundError(f'{path}: no such split file (splits are {", ".join(SPLITS)})')
     with open(path, encoding='utf-8') as f:
-        names = [line.strip() for line in f if line.strip()]
+        return path, [(number, split_fields(line.strip())) for number, line in enumerate(f, 1) if line.strip()]
+
+
+def split_animal_counts(root: str, protocol: str | int, split: str) -> dict[str, AnimalCount]:
+    """The animal counts a split's video list gives in the columns after a name (``Bee-1 3`` or ``Horse-1 - 5``:
+    ``num_animals``, ``max_animals``): ``{video: AnimalCount}`` for the videos that give one."""
+    path, lines = _split_lines(root, protocol, split)
+    counts = {fields[0]: count_from_fields(fields[1:], f'{path}:{number}') for number, fields in lines}
+    return {name: count for name, count in counts.items() if count != AnimalCount()}
+
+
+def read_split(root: str, protocol: str | int, split: str) -> list[str]:
+    """The video names of ``<root>/splits/<protocol>/<split>.txt`` (one a line, optionally followed by its animal
+    counts, :func:`split_animal_counts`), checked against the videos."""
+    path, lines = _split_lines(root, protocol, split)
+    names = [fields[0] for _, fields in lines]
     known = set(list_sequences(root))
     unknown = [n for n in names if n not in known]
     if unknown:

@@ -22,7 +22,7 @@ from .launchers import run_pulled
 from .zoo import run_cached_member, run_model_member, train
 from .zoo_plan import REPORT_SECONDS, longest_first, makespan, task_plans
 from .zoo_report import report
-from .zoo_scoring import detector_boxes
+from .zoo_scoring import detector_boxes, link_runs
 from .zoo_training_order import THRESHOLD_SCALES, ZooContext, shared_sources
 
 DEMO_ROOT = 'data/demo'
@@ -239,7 +239,7 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
         if name != 'original':
             matcher_fragment(name)  # an unknown matcher name fails here, before any training
     ensure_data(args.data_root, console)
-    detections, results = {}, {}
+    detections, results, linked = {}, {}, {}
     for protocol in args.protocols:
         videos = video_list(args.data_root, f'{protocol}/test')
         if not videos:
@@ -259,7 +259,10 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
                        console):
                 detections[protocol] = get_detections(args, ctx, det_roots, checkpoints, console)
         results[protocol] = run_members(args, ctx, members, detections[protocol] or None, '[3/4]', console, order)
-    out = report(args, detections, results, console)
+        if args.linker is not None:
+            with Stage(f'[3/4] {protocol}: global linking of every tracker\'s results', console):
+                linked[protocol] = link_runs(ctx, results[protocol], args.linker)
+    out = report(args, detections, results, console, linked if args.linker is not None else None)
     out['seconds'] = time.perf_counter() - start
     console.print(f'zoo benchmark finished in {out["seconds"]:.0f} s')
     return out

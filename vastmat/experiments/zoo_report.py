@@ -13,6 +13,8 @@ PROTOCOL_LABEL = dict(protocol1='P1 (Seen)', protocol2='P2 (Unseen)')
 # Table 5's columns (TrackEval names) and Table 8's
 TABLE5_METRICS = ('HOTA', 'MOTA', 'IDF1', 'DetA', 'AssA', 'MT', 'ML', 'CLR_FP', 'CLR_FN', 'IDSW', 'Frag')
 TABLE8_METRICS = ('HOTA', 'DetA', 'AssA', 'IDF1', 'MOTA', 'CLR_FP', 'CLR_FN', 'IDSW')
+# Table 5's columns after global linking (the zoo's --no-link leaves them out)
+LINKED_METRICS = ('HOTA', 'IDSW')
 
 
 def make_console() -> Console:
@@ -26,18 +28,27 @@ def runs_of(results: dict, protocol: str) -> dict:
             for matcher, run in member['runs'].items() if 'skipped' not in run}
 
 
-def table5(results: dict, protocols: list[str]) -> tuple[dict, list]:
-    """Table 5 layout: one row per tracker (its original association), the metrics of each protocol."""
+def table5(results: dict, protocols: list[str], linked: dict | None = None) -> tuple[dict, list]:
+    """Table 5 layout: one row per tracker (its original association), the metrics of each protocol; with
+    ``linked`` (``{protocol: {tracker: dict(metrics=...)}}``, :func:`~.zoo_scoring.link_runs`), its HOTA and IDSW
+    after global linking beside them."""
     rows: dict[str, dict] = {}
     columns = []
     for protocol in protocols:
+        short = "P1" if protocol == "protocol1" else "P2"
         for metric in TABLE5_METRICS:
-            columns.append((f'{protocol}/{metric}', f'{"P1" if protocol == "protocol1" else "P2"} '
-                            f'{metric.replace("CLR_", "")}', metric))
+            columns.append((f'{protocol}/{metric}', f'{short} {metric.replace("CLR_", "")}', metric))
+            if linked is not None and metric in LINKED_METRICS:  # beside the tracker's own
+                columns.append((f'{protocol}/linked/{metric}', f'{short} {metric} linked', metric))
         for (tracker, matcher), run in runs_of(results, protocol).items():
             if matcher == 'original':
                 rows.setdefault(tracker, {}).update({f'{protocol}/{m}': run['metrics']['COMBINED'][m]
                                                      for m in TABLE5_METRICS})
+        if linked is not None:
+            for tracker, run in linked.get(protocol, {}).items():
+                if tracker in rows:
+                    rows[tracker].update({f'{protocol}/linked/{m}': run['metrics']['COMBINED'][m]
+                                          for m in LINKED_METRICS})
     rows = {name: row for name, row in rows.items() if len(row) == len(columns)}
     return rows, columns
 
@@ -146,9 +157,9 @@ def plot_learning(results: dict, protocol: str, path: str) -> bool:
     return True
 
 
-def report(args: Any, detections: dict, results: dict, console: Console) -> dict:
-    """Print Table 5, the training table and Table 8, save them (CSV, JSON) and the plots in ``args.work_dir``
-    (``args``: the zoo benchmark's options)."""
+def report(args: Any, detections: dict, results: dict, console: Console, linked: dict | None = None) -> dict:
+    """Print Table 5 (with each tracker's HOTA after global linking, ``linked``), the training table and Table 8,
+    save them (CSV, JSON) and the plots in ``args.work_dir`` (``args``: the zoo benchmark's options)."""
     from vastmat.evaluation.analysis import plot_hota_cdf
     from vastmat.models.trackers import zoo_trackers
     from vastmat.evaluation.report import ranked_table, write_ranked_csv
@@ -165,13 +176,17 @@ def report(args: Any, detections: dict, results: dict, console: Console) -> dict
         det = detections[protocol]
         if 'AP50' in det:
             console.print(f'  detector on {PROTOCOL_LABEL[protocol]} test videos: AP50 {100 * det["AP50"]:.1f}')
-    rows5, columns5 = table5(results, args.protocols)
+    rows5, columns5 = table5(results, args.protocols, linked)
     saved = ['zoo.json']
     out: dict[str, Any] = dict(settings=dict(data_root=args.data_root, protocols=args.protocols,
                                              matchers=args.matchers, preset=args.preset, trackers=args.trackers,
                                              threshold_scales=None if args.no_calibration else list(
                                                  args.threshold_scales or THRESHOLD_SCALES)),
                                detections=detections, skipped=skipped)
+    if linked is not None:
+        out['settings']['linker'] = args.linker
+        out['linked'] = {protocol: {t: dict(COMBINED=run['metrics']['COMBINED'], reports=run['reports'])
+                                    for t, run in linked.get(protocol, {}).items()} for protocol in args.protocols}
     if rows5:
         table, ranks = ranked_table(rows5, columns5, f'Table 5 layout: trackers with their original association '
                                     f'({args.data_root})', row_label='tracker')

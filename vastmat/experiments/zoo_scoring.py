@@ -144,3 +144,25 @@ def calibrate_thresholds(ctx: ZooContext, name: str, cfg: Config, training: Trai
             f'(HOTA on the {ctx.calibration_split} videos: {scores})')
     return dict(label=best, scales=points[best], thresholds=scaled_thresholds(cfg, points[best]),
                 split=ctx.calibration_split, hota=hota)
+
+
+# ------------------------------------------------------------------------------------------------------ linking
+def link_runs(ctx: ZooContext, member_results: dict, linker: dict) -> dict:
+    """Every tracker's run with its own association, linked (:class:`~vastmat.models.post.GlobalLinker` on its
+    results folder, so the eight trackers alike, motion, size and score terms) and scored: ``{tracker:
+    dict(metrics, reports, results)}``, written beside the run (``results_linked/``, ``metrics_linked.json``)."""
+    from vastmat.apis.linking import link_results_folder
+    from vastmat.evaluation.mot_eval import evaluate, sequence_specs
+    out = {}
+    for tracker, member in member_results.items():
+        run = member['runs'].get('original', {})
+        if 'results' not in run:
+            continue
+        folder = osp.join(osp.dirname(run['results']), 'results_linked')
+        reports = link_results_folder(run['results'], folder, ctx.videos, linker)
+        specs, _ = sequence_specs(ctx.data_root, folder, ctx.videos)
+        metrics = evaluate(specs, ctx.preset)
+        write_json_atomic(dict(metrics=metrics, reports=reports, linker=linker),
+                          osp.join(osp.dirname(folder), 'metrics_linked.json'))
+        out[tracker] = dict(metrics=metrics, reports=reports, results=folder)
+    return out

@@ -107,6 +107,11 @@ def parse_option(text: str, flag: str) -> tuple[str, Any]:
     return key, values[0] if len(values) == 1 else values
 
 
+def parse_keyword_options(text: str, flag: str) -> dict[str, Any]:
+    """``key=value,key2=value2`` (or ``''``) -> ``{key: value}``, values read as ``--cfg-options`` values."""
+    return dict(parse_option(item, flag) for item in split_top_level(text) if item)
+
+
 def format_value(value: Any) -> str:
     """A short label: ``0.25``, ``mean``, ``CDA(mode=fixed, alpha=0.25)``, ``[InterpolateTracks]``."""
     if isinstance(value, float):

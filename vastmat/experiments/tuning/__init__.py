@@ -15,7 +15,7 @@ from vastmat.utils.io import atomic_write, write_json_atomic
 from vastmat.evaluation.analysis import paired_difference
 
 from .selection import RULE, complete_trials, held_aside, matcher_winners, preset_text, save_plots, trial_videos
-from .space import point_options, sample, search_space
+from .space import LINKING, point_options, sample, search_space
 from .study import (Objective, TuneSettings, check_storage, default_study_name, fold_run, make_folds, open_study,
                     per_video, run_trial, run_workers, shown_url, storage_url)
 
@@ -112,6 +112,9 @@ def run_tuning(settings: TuneSettings) -> dict:
         trials=[dict(number=t.number, HOTA=t.value, params=t.params, pid=t.user_attrs.get('pid')) for t in trials])
     # --preset-out: a file, or a folder (the config's folder, say) that gets the default name
     preset_name = f'{report["tracker"]}_tuned-{data_name}.py'
+    if settings.space == LINKING:  # a tuned preset's linked variant: bytetrack_cached-dets_tuned-linked-<data>.py
+        stem = report['tracker'].removesuffix(f'_tuned-{data_name}')
+        preset_name = f'{stem}_tuned-linked-{data_name}.py'
     preset_path = settings.preset_out or osp.join(settings.work_dir, preset_name)
     if osp.isdir(preset_path):
         preset_path = osp.join(preset_path, preset_name)

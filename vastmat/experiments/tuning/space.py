@@ -5,6 +5,10 @@ A space maps a ``model.tracker`` key to ``('float', low, high)``, ``('float', lo
 high)`` or ``('categorical', [choices])``; the key ``matcher`` maps each ``configs/matchers/`` name to the space of
 that matcher's own keys (``{}``: none), so the matcher is one axis and its parameters exist only where it is chosen.
 Optuna names them ``matcher.<name>.<key>`` (each matcher's parameters are distributions of their own).
+
+The space ``linking`` searches the global linker's settings instead, the tracker kept as the config has it (a tuned
+preset, say): :attr:`GlobalLinker.search_space <vastmat.models.post.GlobalLinker>`, named ``linker.<key>``, set on
+the config's ``GlobalLinker`` post-processor (added at the end of ``model.post_processors`` where it has none).
 """
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ from vastmat.utils.options import format_value
 
 KINDS = ('float', 'int', 'categorical')
 MATCHER = 'matcher'
+LINKING = 'linking'  # the space of the GlobalLinker's settings
+LINKER = 'linker'
 
 
 def tracker_class(config: str) -> type:
@@ -32,11 +38,17 @@ def tracker_class(config: str) -> type:
 
 
 def search_space(config: str, name: str = 'default') -> dict[str, Any]:
-    """The space ``name`` that ``config``'s tracker class declares (checked)."""
+    """The space ``name`` that ``config``'s tracker class declares (checked), or the linker's (``linking``)."""
+    if name == LINKING:
+        from vastmat.models.post import GlobalLinker
+        tracker_class(config)  # the config must track
+        space = {f'{LINKER}.{key}': spec for key, spec in GlobalLinker.search_space.items()}
+        check_space(space, 'GlobalLinker.search_space')
+        return space
     cls = tracker_class(config)
     spaces = getattr(cls, 'search_spaces', None) or {}
     if name not in spaces:
-        listed = ', '.join(spaces) or 'none'
+        listed = ', '.join([*spaces, LINKING])
         raise UserInputError(f'--space {name}: {cls.__name__} declares no such search space (its spaces: {listed})')
     space = spaces[name]
     check_space(space, f'{cls.__name__}.search_spaces[{name!r}]')
@@ -104,11 +116,27 @@ def matcher_text(params: dict[str, Any]) -> str | None:
     return ','.join([name] + keys)
 
 
+def linked_post_processors(config: str, linker: dict[str, Any]) -> list:
+    """``config``'s post-processors with its ``GlobalLinker`` (or a new one at the end) given ``linker``'s keys."""
+    processors = [dict(p) for p in Config.fromfile(config).model.get('post_processors') or []]
+    index = next((i for i, p in enumerate(processors) if p.get('type') == 'GlobalLinker'), None)
+    if index is None:
+        processors.append(dict(type='GlobalLinker'))
+        index = len(processors) - 1
+    processors[index].update(linker)
+    return processors
+
+
 def point_options(config: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The config options of a point: ``model.tracker.<key>`` for each tracker key, and ``model.tracker.matcher``
-    the whole matcher :func:`vastmat.apis.swap_matcher` makes (the sweep's ``--matcher``)."""
+    """The config options of a point: ``model.tracker.<key>`` for each tracker key, ``model.tracker.matcher``
+    the whole matcher :func:`vastmat.apis.swap_matcher` makes (the sweep's ``--matcher``), and
+    ``model.post_processors`` with the linker's keys (``linker.<key>``)."""
     from vastmat.experiments.sweep import plan
-    options = {f'model.tracker.{k}': v for k, v in params.items() if k != MATCHER and not k.startswith(MATCHER + '.')}
+    linker = {k[len(LINKER) + 1:]: v for k, v in params.items() if k.startswith(LINKER + '.')}
+    options = {f'model.tracker.{k}': v for k, v in params.items()
+               if k != MATCHER and not k.startswith((MATCHER + '.', LINKER + '.'))}
+    if linker:
+        options['model.post_processors'] = linked_post_processors(config, linker)
     text = matcher_text(params)
     if text is not None:
         key, matcher = plan.matcher_option(config, text)

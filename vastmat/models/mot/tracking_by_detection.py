@@ -95,6 +95,7 @@ class TrackingByDetection(BaseMOTModel):
             if isinstance(processor, nn.Module):  # learned (AFLink): its weights belong to the checkpoint
                 self.add_module(f'post_processor{i}', processor)
         self._video_rows: list[np.ndarray] = []
+        self._video_features: list[np.ndarray] | None = []
         self._video_dropped = 0
         self._register_load_state_dict_pre_hook(self._load_detector_checkpoint)
 
@@ -190,7 +191,7 @@ class TrackingByDetection(BaseMOTModel):
     def start_video(self) -> None:
         """Forget the previous video: the tracker restarts (ids from 1) and the video's rows are cleared."""
         self.tracker.reset()
-        self._video_rows, self._video_dropped = [], 0
+        self._video_rows, self._video_features, self._video_dropped = [], [], 0
 
     def track_frame(self, frame: TrackingFrame) -> TrackOutput:
         """One frame of the current video: the score filter and appearance features, then the tracker."""
@@ -203,6 +204,11 @@ class TrackingByDetection(BaseMOTModel):
         self._video_dropped += frame.num_dropped
         self._video_rows.append(np.column_stack([np.full(len(out), frame.frame_id), out.ids, out.bboxes,
                                                  out.scores]))
+        if self._video_features is not None:  # the tracks' embeddings, while every frame reports them
+            if out.features is None and len(out):
+                self._video_features = None
+            elif len(out):
+                self._video_features.append(np.asarray(out.features, np.float64).reshape(len(out), -1))
         return out
 
     def finish_video(self, video_name: str = '') -> np.ndarray:
@@ -212,9 +218,23 @@ class TrackingByDetection(BaseMOTModel):
             print_log(f'{video_name}: {self._video_dropped} zero-width or zero-height detection(s) dropped before '
                       'tracking', 'current', level=logging.WARNING)
         rows = np.concatenate(self._video_rows).reshape(-1, 7) if self._video_rows else np.zeros((0, 7))
+        features = self.video_features(len(rows))
         for processor in self.post_processors:
-            rows = np.asarray(processor(rows), np.float64).reshape(-1, 7)
+            if getattr(processor, 'takes_video_context', False):  # the global linker: the video's name, its features
+                rows = processor(rows, video_name=video_name, features=features)
+            else:
+                rows = processor(rows)
+            rows = np.asarray(rows, np.float64).reshape(-1, 7)
+            features = None  # a post-processor's rows no longer line up with the tracker's embeddings
         return rows
+
+    def video_features(self, num_rows: int) -> np.ndarray | None:
+        """The tracks' appearance embeddings of the video, one a row of its tracks, where the tracker reported them
+        in every frame (TrackTrack, the JDE tracker of FairMOT, MOTIP); else None."""
+        if not self._video_features or not num_rows:
+            return None
+        features = np.concatenate(self._video_features)
+        return features if len(features) == num_rows and features.shape[1] else None
 
     @torch.no_grad()
     def track_video(self, frames: Iterable[TrackingFrame]) -> np.ndarray:

@@ -1,0 +1,137 @@
+"""``tools/test.py``'s global-linking options: ``--link [key=value,...]``, ``--num-animals N|FILE`` and
+``--max-animals M|FILE`` add (or adjust) a :class:`~vastmat.models.post.GlobalLinker` at the end of the config's
+``model.post_processors``; the counts of the test split's video list (its extra columns) are taken too. After the
+run, :func:`linking_reports` reads what the linker did to each video."""
+from __future__ import annotations
+
+import argparse
+import os.path as osp
+from typing import Any
+
+from mmengine.config import Config
+
+from vastmat.utils.errors import UserInputError
+
+LINKER = 'GlobalLinker'
+
+
+def add_linking_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--link', nargs='?', const='', metavar='KEY=VALUE,...',
+                        help='link each video\'s tracklets into identities after tracking (GlobalLinker, added to '
+                        'model.post_processors), with these options, e.g. --link max_gap=40,new_identity_cost=8')
+    parser.add_argument('--num-animals', metavar='N|FILE',
+                        help='with the linker: at most N identities a video, animals staying in view (a number for '
+                        'every video, or a table file "video,num_animals[,max_animals]")')
+    parser.add_argument('--max-animals', metavar='M|FILE', help='with the linker: at most M identities a video, '
+                        'animals coming and going (a number, or a table file as --num-animals)')
+
+
+def _count_option(text: str, flag: str) -> Any:
+    """A number, or a table file's path (its counts are read by the linker: ``animal_counts``)."""
+    from vastmat.datasets.animal_counts import parse_count
+    if osp.isfile(text):
+        return dict(animal_counts=text)
+    try:
+        return parse_count(text, flag)
+    except ValueError as exc:
+        numeric = text.strip().lstrip('+-').replace('.', '', 1).isdigit()
+        raise UserInputError(str(exc) if numeric else f'{flag} {text}: neither a number nor a file') from None
+
+
+def linker_entries(cfg: Config) -> list[dict]:
+    """The ``GlobalLinker`` entries of ``model.post_processors``."""
+    return [p for p in cfg.model.get('post_processors') or [] if isinstance(p, dict) and p.get('type') == LINKER]
+
+
+def test_videos(cfg: Config) -> list[str] | None:
+    """The videos the test set holds (None where its dataset names no data root)."""
+    from vastmat.datasets.sequences import select_videos
+    dataset = cfg.test_dataloader.dataset
+    if not dataset.get('data_root'):
+        return None
+    return select_videos(dataset.data_root, dataset.get('protocol'), dataset.get('split'))
+
+
+def split_counts(cfg: Config) -> dict:
+    """The animal counts of the test split's video list (``{video: AnimalCount}``; empty without a split)."""
+    from vastmat.datasets.sequences import split_animal_counts
+    dataset = cfg.test_dataloader.dataset
+    if not dataset.get('data_root') or not dataset.get('split') or not dataset.get('protocol'):
+        return {}
+    return split_animal_counts(dataset.data_root, dataset.protocol, dataset.split)
+
+
+def apply_linking_options(cfg: Config, args: argparse.Namespace) -> None:
+    """Add or adjust the config's linker from ``--link``, ``--num-animals`` and ``--max-animals``; a linker (given
+    here or by the config) also takes the counts of the test split's video list, where the options give none for a
+    video. Counts that name a video the test set does not hold are an error."""
+    from vastmat.datasets.animal_counts import check_videos, read_animal_counts
+    wanted = any(getattr(args, name, None) is not None for name in ('link', 'num_animals', 'max_animals'))
+    if wanted and 'post_processors' not in cfg.model:
+        raise UserInputError(f"--link: model.type={cfg.model.get('type')!r} runs no post-processors; link its "
+                             'results folder instead: python tools/analysis/link_results.py RESULTS_DIR OUT_DIR')
+    if wanted and not linker_entries(cfg):
+        cfg.model.post_processors = [*(cfg.model.post_processors or []), dict(type=LINKER)]
+    entries = linker_entries(cfg)
+    if not entries:
+        return
+    linker = entries[-1]
+    if getattr(args, 'link', None):
+        from vastmat.utils.options import parse_keyword_options
+        linker.update(parse_keyword_options(args.link, '--link'))
+    for name in ('num_animals', 'max_animals'):
+        text = getattr(args, name, None)
+        if text is not None:
+            value = _count_option(text, f'--{name.replace("_", "-")}')
+            if isinstance(value, dict):
+                linker.update(value)
+            else:
+                linker[name] = value
+    videos = test_videos(cfg)
+    from_split = split_counts(cfg)
+    if from_split:
+        for name in ('num_animals', 'max_animals'):
+            given = linker.get(name)
+            if not isinstance(given, dict):  # a single count is the default; the list names videos
+                per_video = {video: getattr(count, name) for video, count in from_split.items()
+                             if getattr(count, name) is not None}
+                if per_video and given is None:
+                    linker[name] = per_video
+    if videos is not None:
+        for name in ('num_animals', 'max_animals'):
+            if isinstance(linker.get(name), dict):
+                check_videos(linker[name], videos, f'{LINKER} {name}')
+        if linker.get('animal_counts'):
+            check_videos(read_animal_counts(linker['animal_counts']), videos, linker['animal_counts'])
+
+
+def linking_reports(model: Any) -> list[dict]:
+    """What each ``GlobalLinker`` of a model did to the videos it linked (one dict a video, in order)."""
+    from dataclasses import asdict
+    model = getattr(model, 'module', model)  # a distributed wrapper
+    out = []
+    for processor in getattr(model, 'post_processors', []) or []:
+        for report in getattr(processor, 'reports', {}).values():
+            out.append(asdict(report))
+    return out
+
+
+def save_linking_reports(reports: list[dict], work_dir: str) -> str:
+    """Print the linker's per-video table (identities against the counts, what a count forced out) and write it
+    to ``work_dir/linking.json``; returns the path."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from vastmat.utils.io import write_json_atomic
+    table = Table(title='global linking: identities per video')
+    for header in ('video', 'tracklets', 'identities', 'num_animals', 'max_animals', 'estimated', 'forced out',
+                   'forced-out dets'):
+        table.add_column(header, justify='left' if header == 'video' else 'right')
+    for r in reports:
+        table.add_row(r['video'], str(r['tracklets']), str(r['identities']),
+                      *('-' if r[k] is None else str(r[k]) for k in ('num_animals', 'max_animals')),
+                      str(r['estimated_num_animals']), str(r['forced_out_tracklets']), str(r['forced_out_detections']))
+    Console().print(table)
+    path = osp.join(work_dir, 'linking.json')
+    write_json_atomic(reports, path)
+    return path
