@@ -47,7 +47,7 @@ def test_bytetrack_spaces_sample_points_that_build():
                                                    'cda_motion_adaptive': 'MotionAdaptiveCDA'}[matcher]
     from vastmat.utils.errors import UserInputError
     with pytest.raises(UserInputError, match="--space nope: BYTETracker declares no such search space "
-                                             r"\(its spaces: default, thresholds\)"):
+                                             r"\(its spaces: default, thresholds, linking\)"):
         search_space(BYTETRACK, 'nope')
 
 
@@ -247,9 +247,46 @@ def test_tuned_presets_state_their_provenance_and_build(preset):
     text = open(preset).read()
     for part in ('# Tuned by tools/tune.py:', '# Data: ', '# Rule: preset: the complete trial of best', 'COMBINED HOTA'):
         assert part in text, (preset, part)
-    tracker = Config.fromfile(preset).model.tracker
-    assert len(tracker) > 3
-    MODELS.build(tracker)
+    from vastmat.registry import TASK_UTILS
+    model = Config.fromfile(preset).model
+    assert len(model.tracker) > 3
+    MODELS.build(model.tracker)
+    for processor in model.get('post_processors') or []:  # a linked preset's GlobalLinker
+        TASK_UTILS.build(processor)
+    if '_tuned-linked-' in preset:
+        assert "Space 'linking'" in text and model.post_processors[-1].type == 'GlobalLinker'
+
+
+@pytest.mark.skipif(not osp.isdir(AT10), reason=f'{AT10} not found (../shared/data beside the clone)')
+def test_linking_space_tunes_the_linker_of_a_preset(tmp_path):
+    """--space linking: the corners of the GlobalLinker's space build; a short study on a tuned preset writes its
+    linked variant (the tracker inherited, the linker set), which tracks to the chosen trial's HOTA."""
+    from vastmat.experiments.sweep import build_config
+    from vastmat.experiments.tuning import point_options, search_space
+    from vastmat.registry import TASK_UTILS
+    preset = osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets_tuned-animaltrack-10fps-sim.py')
+    space = search_space(preset, 'linking')
+    assert set(space) == {f'linker.{k}' for k in ('new_identity_cost', 'max_gap', 'motion_sigma', 'motion_growth',
+                                                  'motion_gate', 'extrapolate_frames', 'size_weight', 'gap_weight',
+                                                  'window')}
+    for end in (1, 2):
+        options = point_options(preset, {key: spec[end] for key, spec in space.items()})
+        processors = build_config(preset, options).model.post_processors
+        assert [p['type'] for p in processors] == ['GlobalLinker']
+        linker = TASK_UTILS.build(processors[0])
+        assert linker.costs.max_gap == space['linker.max_gap'][end]
+    videos = VIDEOS[:2]
+    report = tool('tools/tune.py', preset, '--data-root', osp.join(AT10, 'gt'), '--det-root', osp.join(AT10, 'dets'),
+                  '--videos', *videos, '--space', 'linking', '--trials', '2', '--folds', '2', '--bootstrap', '50',
+                  '--work-dir', tmp_path / 'tune', '--data-name', 'animaltrack-10fps-sim')
+    linked = report['preset_path']
+    assert osp.basename(linked) == 'bytetrack_cached-dets_tuned-linked-animaltrack-10fps-sim.py'
+    cfg = Config.fromfile(linked)
+    assert cfg.model.tracker.track_buffer == Config.fromfile(preset).model.tracker.track_buffer
+    assert cfg.model.post_processors[0].max_gap == report['best']['params']['linker.max_gap']
+    metrics = tool('tools/test.py', linked, '--data-root', osp.join(AT10, 'gt'), '--det-root', osp.join(AT10, 'dets'),
+                   '--work-dir', tmp_path / 'preset', '--cfg-options', f'test_dataloader.dataset.videos={videos}')
+    assert metrics['vastmat/HOTA'] == pytest.approx(report['best']['HOTA'], abs=1e-12)
 
 
 @pytest.mark.skipif(not osp.isdir(AT10), reason=f'{AT10} not found (../shared/data beside the clone)')

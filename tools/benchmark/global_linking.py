@@ -2,8 +2,8 @@
 """What global linking adds, and how fast it is (vastmat/benchmarks/global_linking.py).
 
     python tools/benchmark/global_linking.py [--data-root ../shared/data/AnimalTrack-10fps-sim]
-        [--work-dir work_dirs/global_linking] [--fps 10 5] [--no-quality] [--no-speed] [--frames 10000]
-        [--animals 50] [--repeats 3]
+        [--work-dir work_dirs/global_linking] [--fps 10 5] [--trackers NAME ...] [--videos V ...] [--no-quality]
+        [--no-speed] [--frames 10000] [--animals 50] [--repeats 3]
 
 Quality: on the report half of AnimalTrack-10fps-sim (at 10 FPS and at 5 FPS), ByteTrack, TrackTrack and SORT (the
 plugin, where installed), official and tuned, without and with their linked preset's GlobalLinker, and the oracle
@@ -25,6 +25,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--data-root', default=AT10, help=f'AnimalTrack-10fps-sim (default {AT10})')
     parser.add_argument('--work-dir', default='work_dirs/global_linking')
     parser.add_argument('--fps', nargs='+', type=int, default=[10, 5], choices=(10, 5), help='frame rates')
+    parser.add_argument('--trackers', nargs='+', choices=('ByteTrack', 'TrackTrack', 'SORT'),
+                        help='only these trackers (default: all three)')
+    parser.add_argument('--videos', nargs='+', help='only these videos of the report half')
     parser.add_argument('--no-quality', action='store_true', help='leave out the tracking quality')
     parser.add_argument('--no-speed', action='store_true', help='leave out the speed')
     parser.add_argument('--frames', type=int, default=10_000, help='frames of the simulated video (speed)')
@@ -97,7 +100,7 @@ def plot_speed(rows: list[dict], path: str) -> None:
 def main(argv: list[str] | None = None) -> dict:
     from rich.console import Console
 
-    from vastmat.benchmarks.global_linking import quality_benchmark, speed_benchmark
+    from vastmat.benchmarks.global_linking import TRACKERS, quality_benchmark, speed_benchmark
     from vastmat.utils.io import write_json_atomic
     from vastmat.utils.provenance import code_commit, now_iso
     args = parse_args(argv)
@@ -107,7 +110,9 @@ def main(argv: list[str] | None = None) -> dict:
         if not osp.isdir(osp.join(args.data_root, 'gt')):
             raise FileNotFoundError(f'{args.data_root}: no gt/ folder (../shared/data/AnimalTrack-10fps-sim)')
         out['quality'] = quality_benchmark(osp.join(args.data_root, 'gt'), osp.join(args.data_root, 'dets'),
-                                           args.work_dir, tuple(10 // fps for fps in args.fps), log=console.print)
+                                           args.work_dir, tuple(10 // fps for fps in args.fps),
+                                           tuple(t for t in TRACKERS if t.name in (args.trackers or [t.name])),
+                                           args.videos, log=console.print)
         for table in quality_tables(out['quality']):
             console.print(table)
     if not args.no_speed:

@@ -131,10 +131,10 @@ def registered(tracker: LinkedTracker) -> bool:
 
 
 def quality_benchmark(data_root: str, det_root: str, work_dir: str, strides: tuple[int, ...] = (1, 2),
-                      trackers: tuple[LinkedTracker, ...] = TRACKERS,
+                      trackers: tuple[LinkedTracker, ...] = TRACKERS, videos: list[str] | None = None,
                       log: Callable[[str], Any] = print) -> dict:
     """The quality table's numbers: ``{frame rate label: dict(oracle, trackers={name: score_tracker(...)},
-    truth)}`` on the report half, at each stride of the 10 FPS data."""
+    truth)}`` on the report half (or the given ``videos`` of it), at each stride of the 10 FPS data."""
     from vastmat.apis import video_list
     from vastmat.datasets.strided_copy import write_strided_copy
     from vastmat.evaluation.oracle_association import write_oracle_folder
@@ -145,6 +145,11 @@ def quality_benchmark(data_root: str, det_root: str, work_dir: str, strides: tup
         if stride > 1:
             gt_root, dets = write_strided_copy(data_root, det_root, stride, osp.join(work_dir, f'stride{stride}'))
         _, report = halves(video_list(gt_root))
+        if videos:
+            unknown = sorted(set(videos) - set(report))
+            if unknown:
+                raise ValueError(f'videos {unknown} are not in the report half ({", ".join(report)})')
+            report = [v for v in report if v in videos]
         run_dir = osp.join(work_dir, label.replace(' ', ''))
         truth = truth_counts(gt_root, report)
         oracle_dir = write_oracle_folder(gt_root, dets, report, osp.join(run_dir, 'oracle'))

@@ -126,8 +126,8 @@ def test_solvers_agree_on_a_busy_video():
 
 def test_appearance_decides_where_motion_cannot():
     # two still animals hidden at the same place reappear side by side: only their embeddings tell them apart
-    a1, b1 = animal(1, range(1, 11), (100, 100), (0, 0)), animal(2, range(1, 11), (100, 130), (0, 0))
-    a2, b2 = animal(3, range(16, 26), (100, 130), (0, 0)), animal(4, range(16, 26), (100, 100), (0, 0))
+    a1, b1 = animal(1, range(1, 11), (100, 100), (0, 0)), animal(2, range(1, 11), (100, 120), (0, 0))
+    a2, b2 = animal(3, range(16, 26), (100, 120), (0, 0)), animal(4, range(16, 26), (100, 100), (0, 0))
     rows = video(a1, b1, a2, b2)
     looks = {1: [1, 0], 2: [0, 1], 3: [1, 0], 4: [0, 1]}  # track 3 looks like track 1, though it is where 2 was
     features = np.array([looks[int(i)] for i in rows[:, 1]], float)

@@ -105,14 +105,14 @@ def run_tuning(settings: TuneSettings) -> dict:
         complete=len(trials), pruned=len(study.get_trials(deepcopy=False, states=(TrialState.PRUNED, ))),
         failed=len(study.get_trials(deepcopy=False, states=(TrialState.FAIL, ))),
         best=dict(trial=best.number, HOTA=best.value, params=best.params,
-                  options=point_options(settings.config, best.params)),
+                  options=point_options(settings.config, best.params, settings.extra)),
         official=paired_difference(per_trial[best.number], base, videos, *args),
         held_aside=paired_difference(composite, base, videos, *args), folds_table=folds_table,
         matchers=matcher_winners(trials, per_trial, videos, *args),
         trials=[dict(number=t.number, HOTA=t.value, params=t.params, pid=t.user_attrs.get('pid')) for t in trials])
     # --preset-out: a file, or a folder (the config's folder, say) that gets the default name
     preset_name = f'{report["tracker"]}_tuned-{data_name}.py'
-    if settings.space == LINKING:  # a tuned preset's linked variant: bytetrack_cached-dets_tuned-linked-<data>.py
+    if LINKING in settings.space.split('+'):  # a linked preset: bytetrack_cached-dets_tuned-linked-<data>.py
         stem = report['tracker'].removesuffix(f'_tuned-{data_name}')
         preset_name = f'{stem}_tuned-linked-{data_name}.py'
     preset_path = settings.preset_out or osp.join(settings.work_dir, preset_name)

@@ -6,8 +6,8 @@ high)`` or ``('categorical', [choices])``; the key ``matcher`` maps each ``confi
 that matcher's own keys (``{}``: none), so the matcher is one axis and its parameters exist only where it is chosen.
 Optuna names them ``matcher.<name>.<key>`` (each matcher's parameters are distributions of their own).
 
-The space ``linking`` searches the global linker's settings instead, the tracker kept as the config has it (a tuned
-preset, say): :attr:`GlobalLinker.search_space <vastmat.models.post.GlobalLinker>`, named ``linker.<key>``, set on
+The space ``linking`` searches the global linker's settings, the tracker kept as the config has it (a tuned preset,
+say); ``default+linking`` searches the tracker's and the linker's together: :attr:`GlobalLinker.search_space <vastmat.models.post.GlobalLinker>`, named ``linker.<key>``, set on
 the config's ``GlobalLinker`` post-processor (added at the end of ``model.post_processors`` where it has none).
 """
 from __future__ import annotations
@@ -38,7 +38,10 @@ def tracker_class(config: str) -> type:
 
 
 def search_space(config: str, name: str = 'default') -> dict[str, Any]:
-    """The space ``name`` that ``config``'s tracker class declares (checked), or the linker's (``linking``)."""
+    """The space ``name`` that ``config``'s tracker class declares (checked), or the linker's (``linking``); spaces
+    joined by ``+`` (``default+linking``) are searched together."""
+    if '+' in name:
+        return {key: spec for part in name.split('+') for key, spec in search_space(config, part).items()}
     if name == LINKING:
         from vastmat.models.post import GlobalLinker
         tracker_class(config)  # the config must track
@@ -116,9 +119,12 @@ def matcher_text(params: dict[str, Any]) -> str | None:
     return ','.join([name] + keys)
 
 
-def linked_post_processors(config: str, linker: dict[str, Any]) -> list:
-    """``config``'s post-processors with its ``GlobalLinker`` (or a new one at the end) given ``linker``'s keys."""
-    processors = [dict(p) for p in Config.fromfile(config).model.get('post_processors') or []]
+def linked_post_processors(config: str, linker: dict[str, Any], extra: dict[str, Any] | None = None) -> list:
+    """``config``'s post-processors (those ``extra``, the options of every trial, set) with its ``GlobalLinker``
+    (or a new one at the end) given ``linker``'s keys."""
+    given = (extra or {}).get('model.post_processors')
+    processors = [dict(p) for p in (given if given is not None else
+                                    Config.fromfile(config).model.get('post_processors')) or []]
     index = next((i for i, p in enumerate(processors) if p.get('type') == 'GlobalLinker'), None)
     if index is None:
         processors.append(dict(type='GlobalLinker'))
@@ -127,16 +133,16 @@ def linked_post_processors(config: str, linker: dict[str, Any]) -> list:
     return processors
 
 
-def point_options(config: str, params: dict[str, Any]) -> dict[str, Any]:
+def point_options(config: str, params: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The config options of a point: ``model.tracker.<key>`` for each tracker key, ``model.tracker.matcher``
     the whole matcher :func:`vastmat.apis.swap_matcher` makes (the sweep's ``--matcher``), and
-    ``model.post_processors`` with the linker's keys (``linker.<key>``)."""
+    ``model.post_processors`` with the linker's keys (``linker.<key>``) on those of ``config`` and ``extra``."""
     from vastmat.experiments.sweep import plan
     linker = {k[len(LINKER) + 1:]: v for k, v in params.items() if k.startswith(LINKER + '.')}
     options = {f'model.tracker.{k}': v for k, v in params.items()
                if k != MATCHER and not k.startswith((MATCHER + '.', LINKER + '.'))}
     if linker:
-        options['model.post_processors'] = linked_post_processors(config, linker)
+        options['model.post_processors'] = linked_post_processors(config, linker, extra)
     text = matcher_text(params)
     if text is not None:
         key, matcher = plan.matcher_option(config, text)

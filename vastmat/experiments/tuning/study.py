@@ -207,7 +207,7 @@ class Objective:
         trial.set_user_attr('run', self.run)
         trial.set_user_attr('pid', os.getpid())
         params = sample(trial, self.space)
-        options = point_options(self.settings.config, params)
+        options = point_options(self.settings.config, params, self.settings.extra)
         results: dict[str, dict] = {}
         run_ids = []
         for step, videos in enumerate(self.folds):

@@ -143,8 +143,8 @@ class GlobalLinker:
         gap_weight=('float', 0.0, 0.2), window=('int', 1, 10))
 
     def __init__(self, num_animals: int | dict | None = None, max_animals: int | dict | None = None,
-                 animal_counts: str | None = None, new_identity_cost: float = 6.0, coverage_reward: float = 10.0,
-                 window: int = 5, next_starts: int = 10, count_min_length: int = 5, solver: str = 'highs',
+                 animal_counts: str | None = None, new_identity_cost: float = 2.0, coverage_reward: float = 10.0,
+                 window: int = 3, next_starts: int = 10, count_min_length: int = 5, solver: str = 'highs',
                  **link_cost_options: float) -> None:
         unknown = sorted(set(link_cost_options) - {f.name for f in fields(LinkCosts)})
         if unknown:

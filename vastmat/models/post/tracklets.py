@@ -57,7 +57,7 @@ def _normalised(features: np.ndarray) -> np.ndarray:
     return features / np.maximum(norm, 1e-12)
 
 
-def build_tracklets(rows: np.ndarray, features: np.ndarray | None = None, window: int = 5,
+def build_tracklets(rows: np.ndarray, features: np.ndarray | None = None, window: int = 3,
                     where: str = 'tracks') -> Tracklets:
     """The tracklets of rows ``frame, id, x1, y1, x2, y2, score`` (and optional per-row ``features (N, d)``).
 
@@ -120,15 +120,17 @@ class LinkCosts:
     A pair whose normalised miss ``d`` exceeds ``motion_gate`` or whose gap exceeds ``max_gap`` is no candidate.
     """
 
+    # defaults: rounded from the linkers tuned on the ByteTrack and TrackTrack presets (tools/tune.py --space
+    # linking, the tuning half of AnimalTrack-10fps-sim, docs/linking.md), max_gap kept at 3 s of 10 FPS video
     max_gap: int = 30
-    motion_sigma: float = 0.5
-    motion_growth: float = 0.1
+    motion_sigma: float = 0.45
+    motion_growth: float = 0.05
     motion_weight: float = 1.0
-    motion_gate: float = 4.0
-    extrapolate_frames: int = 10
-    size_weight: float = 1.0
+    motion_gate: float = 3.5
+    extrapolate_frames: int = 8
+    size_weight: float = 4.0
     appearance_weight: float = 2.0
-    gap_weight: float = 0.02
+    gap_weight: float = 0.05
 
 
 def candidate_pairs(tracklets: Tracklets, max_gap: int, next_starts: int = 0) -> tuple[np.ndarray, np.ndarray]:
