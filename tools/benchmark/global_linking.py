@@ -59,7 +59,8 @@ def quality_tables(results: dict) -> list:
             tables.append(f'{label}: best preset {gap["best"]} {100 * gap["best_HOTA"]:.2f}, best linked '
                           f'{gap["best_linked"]} {100 * gap["best_linked_HOTA"]:.2f}, oracle '
                           f'{100 * gap["oracle_HOTA"]:.2f}: {100 * gap["gap_closed"]:.1f} % of the gap closed; '
-                          f'worst video {gap["worst_video"]} ({100 * gap["worst_change"]:+.2f} HOTA)')
+                          f'worst video {gap["worst_video"]} ({100 * gap["worst_change"]:+.2f} HOTA); videos losing '
+                          f'more than 1 HOTA: {", ".join(gap["videos_losing_over_1"]) or "none"}')
     return tables
 
 

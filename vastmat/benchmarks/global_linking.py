@@ -1,9 +1,9 @@
 """What global linking adds, measured (``tools/benchmark/global_linking.py``).
 
 Quality: on AnimalTrack-10fps-sim at 10 FPS and at 5 FPS (every other frame, :mod:`vastmat.datasets.strided_copy`),
-ByteTrack, TrackTrack and the SORT plugin, each with its official settings and its tuned preset, are scored without
-and with the linker of their linked preset (``*_tuned-linked-*.py``: the linker's settings tuned by ``tools/tune.py
---space linking`` on the tuning half), beside the oracle association of the same detections. The videos split in
+ByteTrack, TrackTrack and the SORT plugin, each with its official settings (without and with the linker of its
+linked preset), its tuned preset and its linked preset (``*_tuned-linked-*.py``: tuned by ``tools/tune.py`` on the
+tuning half, docs/linking.md), beside the oracle association of the same detections. The videos split in
 two halves by name (``sorted(videos)[0::2]`` tunes, ``[1::2]`` reports, as docs/tuning.md); every number here is
 on the report half. Per video: HOTA with and without linking (the worst change), the identities against the truth's.
 
@@ -99,21 +99,25 @@ def _summary(metrics: dict, tracks: dict[str, np.ndarray]) -> dict:
 
 def score_tracker(tracker: LinkedTracker, data_root: str, det_root: str, videos: list[str], work_dir: str,
                   counts: dict[str, int] | None = None) -> dict:
-    """One tracker at one frame rate: ``{variant: summary}`` for ``official``, ``official+linked``, ``tuned``,
-    ``tuned+linked`` and, with ``counts`` (the truth's), ``tuned+linked+N``: its preset's linker told each video's
-    number of animals. A variant is tracked once; linking runs on its rows."""
+    """One tracker at one frame rate: ``{variant: summary}`` for ``official``, ``official+linker`` (the official
+    tracker's tracks and the linked preset's linker), ``tuned`` (the tuned preset), ``linked`` (the linked preset:
+    its tracker, then its linker), ``linker off`` (the linked preset's tracker alone) and, with ``counts`` (the
+    truth's), ``linked+N``: the linked preset told each video's number of animals. A tracker runs once; linking
+    runs on its rows."""
     from vastmat.apis import init_model, track_cached
     from vastmat.apis.linking import build_linker
     linker_cfg = linker_of(tracker.linked)
+    # the linked preset's tracker alone: its post-processors (the linker) left out
+    runs = (('official', tracker.official, tracker.official_options, {'official+linker': dict(linker_cfg)}),
+            ('tuned', tracker.tuned, {}, {}),
+            ('linker off', tracker.linked, {'model.post_processors': []},
+             {'linked': dict(linker_cfg), **({'linked+N': dict(linker_cfg, num_animals=counts)} if counts else {})}))
     out = {}
-    for variant, config, options in (('official', tracker.official, tracker.official_options),
-                                     ('tuned', tracker.tuned, {})):
+    for variant, config, options, linkers in runs:
         tracks = track_cached(init_model(config, cfg_options=options or None, detector=False), data_root, det_root,
                               videos)
-        out[variant] = _summary(_score(data_root, tracks, osp.join(work_dir, variant), videos), tracks)
-        linkers = {f'{variant}+linked': dict(linker_cfg)}
-        if counts is not None and variant == 'tuned':
-            linkers[f'{variant}+linked+N'] = dict(linker_cfg, num_animals=counts)
+        out[variant] = _summary(_score(data_root, tracks, osp.join(work_dir, variant.replace(' ', '_')), videos),
+                                tracks)
         for name, cfg in linkers.items():
             linker = build_linker(cfg)
             linked = {v: linker(rows, video_name=v) for v, rows in tracks.items()}
@@ -169,21 +173,23 @@ def quality_benchmark(data_root: str, det_root: str, work_dir: str, strides: tup
 
 
 def gap_closed(entry: dict) -> dict:
-    """At one frame rate: the best preset without linking, the best linked one, the oracle, the share of the gap
-    the linking closes and the video that lost most to linking (of the best linked preset)."""
-    unlinked = {f'{t} tuned': r['tuned'] for t, r in entry['trackers'].items()}
-    linked = {f'{t} tuned+linked': r['tuned+linked'] for t, r in entry['trackers'].items()}
-    best_name = max(unlinked, key=lambda k: unlinked[k]['HOTA'])
-    best_linked_name = max(linked, key=lambda k: linked[k]['HOTA'])
-    best, best_linked = unlinked[best_name], linked[best_linked_name]
-    own = unlinked[best_linked_name.replace('+linked', '')]
-    change = {v: best_linked['per_video'][v] - own['per_video'][v] for v in own['per_video']}
+    """At one frame rate: the best tuned preset without linking, the best linked preset, the oracle, the share of
+    the gap the linked preset closes, and the video that lost most to linking (the best linked preset against its
+    own tracker with the linker off)."""
+    unlinked = {t: r['tuned'] for t, r in entry['trackers'].items()}
+    linked = {t: r['linked'] for t, r in entry['trackers'].items()}
+    best = max(unlinked, key=lambda k: unlinked[k]['HOTA'])
+    best_linked = max(linked, key=lambda k: linked[k]['HOTA'])
+    own = entry['trackers'][best_linked]['linker off']['per_video']
+    change = {v: linked[best_linked]['per_video'][v] - own[v] for v in own}
     worst = min(change, key=change.get)
     oracle = entry['oracle']['HOTA']
-    return dict(best=best_name, best_HOTA=best['HOTA'], best_linked=best_linked_name,
-                best_linked_HOTA=best_linked['HOTA'], oracle_HOTA=oracle,
-                gap_closed=(best_linked['HOTA'] - best['HOTA']) / max(oracle - best['HOTA'], 1e-9),
-                worst_video=worst, worst_change=change[worst])
+    return dict(best=f'{best} tuned', best_HOTA=unlinked[best]['HOTA'], best_linked=f'{best_linked} linked',
+                best_linked_HOTA=linked[best_linked]['HOTA'], oracle_HOTA=oracle,
+                gap_closed=(linked[best_linked]['HOTA'] - unlinked[best]['HOTA'])
+                / max(oracle - unlinked[best]['HOTA'], 1e-9),
+                worst_video=worst, worst_change=change[worst],
+                videos_losing_over_1=sorted(v for v, c in change.items() if c < -0.01))
 
 
 # ------------------------------------------------------------------------------------------------------ speed

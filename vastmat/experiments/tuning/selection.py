@@ -110,7 +110,8 @@ def preset_text(settings: Any, trial: Any, summary: dict, path: str) -> str:
     # a trained motion model's weights are a file of this machine: named in a comment, given at test time
     weights_key = tracker_class(settings.config).motion_checkpoint_key
     weights = {k: v for k, v in settings.extra.items() if weights_key and k == f'model.tracker.{weights_key}'}
-    options = {k: v for k, v in {**settings.extra, **point_options(settings.config, trial.params, settings.extra)}.items()
+    point = point_options(settings.config, trial.params, settings.extra)
+    options = {k: v for k, v in {**settings.extra, **point}.items()
                if k not in weights}
     lines = [
         f'# Tuned by tools/tune.py: {osp.basename(settings.config)} on {summary["data_name"]} '

@@ -7,8 +7,9 @@ that matcher's own keys (``{}``: none), so the matcher is one axis and its param
 Optuna names them ``matcher.<name>.<key>`` (each matcher's parameters are distributions of their own).
 
 The space ``linking`` searches the global linker's settings, the tracker kept as the config has it (a tuned preset,
-say); ``default+linking`` searches the tracker's and the linker's together: :attr:`GlobalLinker.search_space <vastmat.models.post.GlobalLinker>`, named ``linker.<key>``, set on
-the config's ``GlobalLinker`` post-processor (added at the end of ``model.post_processors`` where it has none).
+say); ``default+linking`` searches the tracker's and the linker's together. The linker's space is
+``GlobalLinker.search_space``, its keys named ``linker.<key>``, set on the config's ``GlobalLinker`` post-processor
+(added at the end of ``model.post_processors`` where it has none).
 """
 from __future__ import annotations
 

@@ -155,7 +155,8 @@ def link_costs(tracklets: Tracklets, i: np.ndarray, j: np.ndarray, costs: LinkCo
     horizon = np.minimum(gap, costs.extrapolate_frames)[:, None]
     forward = t.tail_centre[i] + t.tail_velocity[i] * horizon
     backward = t.head_centre[j] - t.head_velocity[j] * horizon
-    miss = (np.linalg.norm(forward - t.head_centre[j], axis=1) + np.linalg.norm(backward - t.tail_centre[i], axis=1)) / 2
+    miss = (np.linalg.norm(forward - t.head_centre[j], axis=1)
+            + np.linalg.norm(backward - t.tail_centre[i], axis=1)) / 2
     size = (t.tail_size[i] + t.head_size[j]) / 2
     distance = miss / (size * (costs.motion_sigma + costs.motion_growth * gap))
     cost = (costs.motion_weight * distance ** 2 / 2 + costs.size_weight * np.log(t.head_size[j] / t.tail_size[i]) ** 2
