@@ -78,3 +78,21 @@ def test_oracle_association_of_the_truth_and_of_simulated_detections(tmp_path):
     assert oracle['COMBINED']['IDSW'] == 0
     for video in videos:
         assert oracle[video]['AssA'] > reference['ByteTrack'][video]['AssA']
+
+
+def test_link_option_adds_the_linker_where_the_model_runs_post_processors():
+    """A detector-in-the-loop config without a post_processors key gets the linker; mmdet's QDTrack, which runs
+    none, is refused with the way to link its results."""
+    import argparse
+
+    from mmengine.config import Config
+
+    from vastmat.engine.linking_options import apply_linking_options
+    args = argparse.Namespace(link='max_gap=12', num_animals='3', max_animals=None)
+    cfg = Config.fromfile(osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_yolox-debug_vastmat-demo.py'))
+    cfg.test_dataloader.dataset.data_root = None  # no videos to check the counts against
+    apply_linking_options(cfg, args)
+    assert cfg.model.post_processors[-1] == dict(type='GlobalLinker', max_gap=12, num_animals=3)
+    qdtrack = Config.fromfile(osp.join(REPO, 'configs', 'qdtrack', 'qdtrack_tiny_vastmat-demo.py'))
+    with pytest.raises(UserInputError, match="model.type='QDTrack' runs no post-processors; link its results"):
+        apply_linking_options(qdtrack, args)

@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> dict:
         videos = video_list(args.data_root, videos=args.videos)
     else:
         videos = sorted(osp.splitext(n)[0] for n in os.listdir(args.results) if n.endswith('.txt'))
-    cfg = Config(dict(model=dict(post_processors=[]),
+    cfg = Config(dict(model=dict(type='TrackingByDetection', post_processors=[]),
                       test_dataloader=dict(dataset=dict(data_root=args.data_root) if args.data_root else dict())))
     args.link = '' if args.link is None else args.link
     apply_linking_options(cfg, args)

@@ -38,6 +38,16 @@ def _count_option(text: str, flag: str) -> Any:
         raise UserInputError(str(exc) if numeric else f'{flag} {text}: neither a number nor a file') from None
 
 
+def runs_post_processors(cfg: Config) -> bool:
+    """Whether the config's model class takes ``post_processors`` (TrackingByDetection and the models built on it;
+    not mmdet's QDTrack)."""
+    import inspect
+
+    from vastmat.registry import MODELS
+    model_class = MODELS.get(cfg.model.get('type')) if cfg.model.get('type') else None
+    return model_class is not None and 'post_processors' in inspect.signature(model_class.__init__).parameters
+
+
 def linker_entries(cfg: Config) -> list[dict]:
     """The ``GlobalLinker`` entries of ``model.post_processors``."""
     return [p for p in cfg.model.get('post_processors') or [] if isinstance(p, dict) and p.get('type') == LINKER]
@@ -67,11 +77,11 @@ def apply_linking_options(cfg: Config, args: argparse.Namespace) -> None:
     video. Counts that name a video the test set does not hold are an error."""
     from vastmat.datasets.animal_counts import check_videos, read_animal_counts
     wanted = any(getattr(args, name, None) is not None for name in ('link', 'num_animals', 'max_animals'))
-    if wanted and 'post_processors' not in cfg.model:
+    if wanted and not runs_post_processors(cfg):
         raise UserInputError(f"--link: model.type={cfg.model.get('type')!r} runs no post-processors; link its "
                              'results folder instead: python tools/analysis/link_results.py RESULTS_DIR OUT_DIR')
     if wanted and not linker_entries(cfg):
-        cfg.model.post_processors = [*(cfg.model.post_processors or []), dict(type=LINKER)]
+        cfg.model.post_processors = [*(cfg.model.get('post_processors') or []), dict(type=LINKER)]
     entries = linker_entries(cfg)
     if not entries:
         return

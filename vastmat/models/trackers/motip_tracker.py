@@ -252,7 +252,7 @@ class MOTIPTracker(MOTIPAssignmentMixin, BaseTracker):
         # the DETR embeddings the ID decoder read: the tracks' appearance for a post-processor (GlobalLinker)
         return TrackOutput(ids, boxes.cpu().numpy().astype(np.float64).reshape(-1, 4),
                            scores.cpu().numpy().astype(np.float64),
-                           features.detach().cpu().numpy().astype(np.float64).reshape(len(ids), -1))
+                           features.detach().cpu().numpy().astype(np.float64))
 
     def active_detections(self, frame: TrackingFrame) -> tuple[Tensor, Tensor, Tensor]:
         """The frame's detections with ``score > det_thresh`` and area ``> area_thresh``, on the modules' device:
