@@ -82,8 +82,8 @@ SUBSET = {
     'tools/benchmark/test_path.py': ['--repeats', '1'],  # (all 32 videos: about 10 s)
     'tools/analysis/oracle_association.py': ['--videos', 'chicken_3', 'deer_4'],
     # ByteTrack on two videos of the report half at both frame rates, a 500-frame video of 5 animals for the speed
-    'tools/benchmark/global_linking.py': ['--trackers', 'ByteTrack', '--videos', 'chicken_4', 'deer_4', '--frames',
-                                          '500', '--animals', '5', '--repeats', '1'],
+    'tools/benchmark/global_linking.py': ['--trackers', 'ByteTrack', '--videos', 'deer_4', '--frames', '300',
+                                          '--animals', '3', '--repeats', '1'],
     # 4 videos, 2 folds, 3 trials in this process (the study's resuming and workers: tests/experiments/test_tune.py)
     'tools/tune.py': ['--videos', 'chicken_3', 'deer_4', 'goose_4', 'zebra_3', '--folds', '2', '--trials', '3',
                       '--workers', '1', '--bootstrap', '50'],
@@ -101,7 +101,8 @@ CHAINS = {
              ('docs/report.md', None), ('docs/matchers.md', ('Matchers and CDA', ))),
     'data-and-training': (('docs/data.md', None), ('docs/training.md', None)),
     'studies': (('docs/matchers.md', ('How the trackers use a matcher; the matcher table', )),
-                ('docs/studies.md', None), ('docs/tuning.md', None), ('docs/linking.md', None)),
+                ('docs/studies.md', None), ('docs/tuning.md', None)),
+    'linking': (('docs/linking.md', None), ),
     'plugin': (('docs/plugins.md', None), ),
 }
 
@@ -409,12 +410,16 @@ def _check_data_and_training(root: str) -> None:
 
 
 def _check_studies(root: str) -> None:
-    """The matcher tables, the motion-matcher study and the tuner wrote their tables (and the tuner its preset); the
-    linking page's oracle, counts, linked results, linked preset and benchmark."""
+    """The matcher tables, the motion-matcher study and the tuner wrote their tables (and the tuner its preset)."""
     for path in ('work_dirs/matchers_at10/table.json', 'work_dirs/matchers_at10_tracktrack/table.json',
                  'work_dirs/motion_study/table.json', 'work_dirs/tune_bytetrack/tune.json',
-                 'work_dirs/tune_bytetrack/bytetrack_cached-dets_tuned-AnimalTrack-10fps-sim.py',
-                 'work_dirs/oracle/metrics.json', 'work_dirs/bytetrack_relinked/metrics.json',
+                 'work_dirs/tune_bytetrack/bytetrack_cached-dets_tuned-AnimalTrack-10fps-sim.py'):
+        assert osp.getsize(osp.join(root, path)) > 0, path
+
+
+def _check_linking(root: str) -> None:
+    """The linking page's oracle, counts, linked results, linked preset and benchmark."""
+    for path in ('work_dirs/oracle/metrics.json', 'work_dirs/bytetrack_relinked/metrics.json',
                  'work_dirs/tune_linking/bytetrack_cached-dets_tuned-linked-animaltrack-10fps-sim.py',
                  'work_dirs/global_linking/global_linking.json', 'work_dirs/global_linking/linking_speed.png'):
         assert osp.getsize(osp.join(root, path)) > 0, path
@@ -446,4 +451,4 @@ def _check_plugin(root: str) -> None:
 
 
 CHECKS = {'demo': _check_demo, 'data-and-training': _check_data_and_training, 'studies': _check_studies,
-          'plugin': _check_plugin}
+          'linking': _check_linking, 'plugin': _check_plugin}

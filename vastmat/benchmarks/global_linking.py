@@ -142,18 +142,19 @@ def quality_benchmark(data_root: str, det_root: str, work_dir: str, strides: tup
     from vastmat.apis import video_list
     from vastmat.datasets.strided_copy import write_strided_copy
     from vastmat.evaluation.oracle_association import write_oracle_folder
+    _, report = halves(video_list(data_root))
+    if videos:
+        unknown = sorted(set(videos) - set(report))
+        if unknown:
+            raise ValueError(f'videos {unknown} are not in the report half ({", ".join(report)})')
+        report = [v for v in report if v in videos]
     out = {}
     for stride in strides:
         label = f'{10 // stride} FPS'
         gt_root, dets = data_root, det_root
         if stride > 1:
-            gt_root, dets = write_strided_copy(data_root, det_root, stride, osp.join(work_dir, f'stride{stride}'))
-        _, report = halves(video_list(gt_root))
-        if videos:
-            unknown = sorted(set(videos) - set(report))
-            if unknown:
-                raise ValueError(f'videos {unknown} are not in the report half ({", ".join(report)})')
-            report = [v for v in report if v in videos]
+            gt_root, dets = write_strided_copy(data_root, det_root, stride, osp.join(work_dir, f'stride{stride}'),
+                                               report)
         run_dir = osp.join(work_dir, label.replace(' ', ''))
         truth = truth_counts(gt_root, report)
         oracle_dir = write_oracle_folder(gt_root, dets, report, osp.join(run_dir, 'oracle'))
@@ -228,9 +229,19 @@ def speed_benchmark(frames: int = 10_000, animals: int = 50, lengths: tuple[int,
     """Seconds to link one simulated video (best of ``repeats``, the spread beside it) against its number of
     tracklets, for the HiGHS solver without a count and with ``num_animals``, and networkx's network simplex up to
     ``networkx_max_tracklets`` tracklets (it is slower). ``one_core`` pins the process to one CPU."""
+    if not (one_core and hasattr(os, 'sched_setaffinity')):
+        return _time_linking(frames, animals, lengths, repeats, networkx_max_tracklets, log)
+    cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cpus)})
+    try:
+        return _time_linking(frames, animals, lengths, repeats, networkx_max_tracklets, log)
+    finally:  # the caller's process (a test worker, say) gets its cores back
+        os.sched_setaffinity(0, cpus)
+
+
+def _time_linking(frames: int, animals: int, lengths: tuple[int, ...], repeats: int, networkx_max_tracklets: int,
+                  log: Callable[[str], Any]) -> list[dict]:
     from vastmat.models.post import GlobalLinker
-    if one_core and hasattr(os, 'sched_setaffinity'):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     out = []
     for mean_length in lengths:
         rows = simulated_tracks(frames, animals, mean_length, max_hidden=15)

@@ -10,12 +10,13 @@ from .formats import read_detections, write_detections, write_gt, write_seqinfo
 from .sequences import list_sequences, load_sequence
 
 
-def write_strided_copy(data_root: str, det_root: str, stride: int, out_root: str) -> tuple[str, str]:
+def write_strided_copy(data_root: str, det_root: str, stride: int, out_root: str,
+                       videos: list[str] | None = None) -> tuple[str, str]:
     """Write ``out_root/gt/<video>/{seqinfo.ini, gt/gt.txt}`` and ``out_root/dets/<video>.txt`` (frames 1, 1 + K,
-    ... renumbered 1, 2, ...) for every video of ``data_root``; returns the two roots. Files are written atomically;
-    a copy already made (its seqinfo.ini present) is kept."""
+    ... renumbered 1, 2, ...) for ``videos`` (default: every video of ``data_root``); returns the two roots. Files
+    are written atomically; a copy already made (its seqinfo.ini present) is kept."""
     gt_root, out_dets = osp.join(out_root, 'gt'), osp.join(out_root, 'dets')
-    for name in list_sequences(data_root):
+    for name in videos or list_sequences(data_root):
         target = osp.join(gt_root, name)
         if osp.isfile(osp.join(target, 'seqinfo.ini')):
             continue
