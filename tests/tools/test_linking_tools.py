@@ -9,7 +9,7 @@ import pytest
 
 from helpers.common import REPO, SHARED_DATA, tool
 
-from vastmat.apis.linking import read_track_rows
+from vastmat.apis import read_track_rows
 from vastmat.utils.errors import UserInputError
 
 BYTETRACK = osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets.py')

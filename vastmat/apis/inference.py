@@ -16,8 +16,9 @@ import numpy as np
 from mmengine.config import Config
 
 from vastmat.datasets.detections import VideoDetections, cached_frames
-from vastmat.datasets.formats import track_rows_to_results, write_results
+from vastmat.datasets.formats import read_results, track_rows_to_results, write_results
 from vastmat.datasets.sequences import load_sequence, parse_split_name, select_videos
+from vastmat.structures.bbox import ltwh_to_xyxy
 from vastmat.structures.tracking import TrackingFrame
 
 
@@ -213,6 +214,12 @@ def track_and_score(model: Any, data_root: str, det_root: str, videos: list[str]
 def write_track_rows(rows: np.ndarray, path: str) -> None:
     """Write rows ``frame, id, x1, y1, x2, y2, score`` as a MOT results file (atomically)."""
     write_results(path, track_rows_to_results(rows), decimals=3)
+
+
+def read_track_rows(path: str, seq_length: int | None = None) -> np.ndarray:
+    """A MOT results file as rows ``frame, id, x1, y1, x2, y2, score`` (the inverse of :func:`write_track_rows`)."""
+    results = read_results(path, seq_length)
+    return np.column_stack([results.frames, results.ids, ltwh_to_xyxy(results.boxes), results.scores]).reshape(-1, 7)
 
 
 def write_results_folder(tracks: dict[str, np.ndarray], folder: str) -> list[str]:

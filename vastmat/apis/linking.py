@@ -6,20 +6,9 @@ import os.path as osp
 from dataclasses import asdict
 from typing import Any
 
-import numpy as np
-
-from vastmat.datasets.formats import read_results
-from vastmat.structures.bbox import ltwh_to_xyxy
-
-from .inference import write_track_rows
+from .inference import read_track_rows, write_track_rows
 
 DEFAULT_LINKER = dict(type='GlobalLinker')
-
-
-def read_track_rows(path: str, seq_length: int | None = None) -> np.ndarray:
-    """A MOT results file as rows ``frame, id, x1, y1, x2, y2, score`` (the inverse of ``write_track_rows``)."""
-    results = read_results(path, seq_length)
-    return np.column_stack([results.frames, results.ids, ltwh_to_xyxy(results.boxes), results.scores]).reshape(-1, 7)
 
 
 def build_linker(linker: dict | Any | None = None) -> Any:

@@ -11,9 +11,8 @@ import cv2
 import numpy as np
 
 from vastmat.apis.drawing import TrackDrawer, write_video
-from vastmat.datasets.formats import read_results
+from vastmat.apis.inference import read_track_rows
 from vastmat.datasets.sequences import load_sequence
-from vastmat.structures.bbox import ltwh_to_xyxy
 
 from .sources import Run
 
@@ -63,8 +62,7 @@ def _track_rows(results_dir: str | None, video: str, seq_length: int) -> np.ndar
     path = osp.join(results_dir, f'{video}.txt') if results_dir else None
     if path is None or not osp.isfile(path):
         return np.zeros((0, 7))
-    results = read_results(path, seq_length)
-    return np.column_stack([results.frames, results.ids, ltwh_to_xyxy(results.boxes), results.scores])
+    return read_track_rows(path, seq_length)
 
 
 def _frame_image(sequence, frame: int, size: tuple[int, int]) -> np.ndarray:
