@@ -27,11 +27,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from mmengine.config import Config
-
     from vastmat.apis import video_list
     from vastmat.apis.linking import link_results_folder
-    from vastmat.engine.linking_options import apply_linking_options, linker_entries, save_linking_reports
+    from vastmat.engine.linking_options import configure_linker, save_linking_reports
     from vastmat.evaluation.mot_eval import evaluate, sequence_specs
     from vastmat.evaluation.report import print_tracking_table
     from vastmat.utils.io import write_json_atomic
@@ -42,11 +40,10 @@ def main(argv: list[str] | None = None) -> dict:
         videos = video_list(args.data_root, videos=args.videos)
     else:
         videos = sorted(osp.splitext(n)[0] for n in os.listdir(args.results) if n.endswith('.txt'))
-    cfg = Config(dict(model=dict(type='TrackingByDetection', post_processors=[]),
-                      test_dataloader=dict(dataset=dict(data_root=args.data_root) if args.data_root else dict())))
-    args.link = '' if args.link is None else args.link
-    apply_linking_options(cfg, args)
-    reports = link_results_folder(args.results, args.out, videos, linker_entries(cfg)[-1])
+    # counts are checked against the data root's videos (none without it)
+    linker = configure_linker(dict(type='GlobalLinker'), args, video_list(args.data_root) if args.data_root else None,
+                              {})
+    reports = link_results_folder(args.results, args.out, videos, linker)
     save_linking_reports(list(reports.values()), args.out)
     out = dict(reports=reports)
     if args.data_root:

@@ -61,11 +61,13 @@ def halves(videos: list[str]) -> tuple[list[str], list[str]]:
 def linker_of(config: str) -> dict:
     """The ``GlobalLinker`` entry of a linked preset's post-processors."""
     from mmengine.config import Config
-    entries = [p for p in Config.fromfile(config).model.get('post_processors') or []
-               if p.get('type') == 'GlobalLinker']
-    if not entries:
+
+    from vastmat.engine.linking_options import linker_index
+    processors = Config.fromfile(config).model.get('post_processors')
+    index = linker_index(processors)
+    if index is None:
         raise ValueError(f'{config}: no GlobalLinker in model.post_processors')
-    return dict(entries[-1])
+    return dict(processors[index])
 
 
 def truth_counts(data_root: str, videos: list[str]) -> dict[str, dict[str, int]]:

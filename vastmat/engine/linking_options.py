@@ -48,9 +48,10 @@ def runs_post_processors(cfg: Config) -> bool:
     return model_class is not None and 'post_processors' in inspect.signature(model_class.__init__).parameters
 
 
-def linker_entries(cfg: Config) -> list[dict]:
-    """The ``GlobalLinker`` entries of ``model.post_processors``."""
-    return [p for p in cfg.model.get('post_processors') or [] if isinstance(p, dict) and p.get('type') == LINKER]
+def linker_index(post_processors: list | None) -> int | None:
+    """Where the (last) ``GlobalLinker`` config stands in a ``post_processors`` list; None where there is none."""
+    found = [i for i, p in enumerate(post_processors or []) if isinstance(p, dict) and p.get('type') == LINKER]
+    return found[-1] if found else None
 
 
 def test_videos(cfg: Config) -> list[str] | None:
@@ -72,20 +73,24 @@ def split_counts(cfg: Config) -> dict:
 
 
 def apply_linking_options(cfg: Config, args: argparse.Namespace) -> None:
-    """Add or adjust the config's linker from ``--link``, ``--num-animals`` and ``--max-animals``; a linker (given
-    here or by the config) also takes the counts of the test split's video list, where the options give none for a
-    video. Counts that name a video the test set does not hold are an error."""
-    from vastmat.datasets.animal_counts import check_videos, read_animal_counts
+    """Add or adjust the config's linker from ``--link``, ``--num-animals`` and ``--max-animals``
+    (:func:`configure_linker`, with the test set's videos and its split's counts)."""
     wanted = any(getattr(args, name, None) is not None for name in ('link', 'num_animals', 'max_animals'))
     if wanted and not runs_post_processors(cfg):
         raise UserInputError(f"--link: model.type={cfg.model.get('type')!r} runs no post-processors; link its "
                              'results folder instead: python tools/analysis/link_results.py RESULTS_DIR OUT_DIR')
-    if wanted and not linker_entries(cfg):
+    if wanted and linker_index(cfg.model.get('post_processors')) is None:
         cfg.model.post_processors = [*(cfg.model.get('post_processors') or []), dict(type=LINKER)]
-    entries = linker_entries(cfg)
-    if not entries:
-        return
-    linker = entries[-1]
+    index = linker_index(cfg.model.get('post_processors'))
+    if index is not None:
+        configure_linker(cfg.model.post_processors[index], args, test_videos(cfg), split_counts(cfg))
+
+
+def configure_linker(linker: dict, args: argparse.Namespace, videos: list[str] | None, from_split: dict) -> dict:
+    """Set a ``GlobalLinker`` config (in place; returned) from ``--link``, ``--num-animals`` and ``--max-animals``;
+    it also takes the counts of a split's video list (``from_split``: ``{video: AnimalCount}``) where the options
+    give none. Counts that name a video not among ``videos`` are an error (None: not checked)."""
+    from vastmat.datasets.animal_counts import check_videos, read_animal_counts
     if getattr(args, 'link', None):
         from vastmat.utils.options import parse_keyword_options
         linker.update(parse_keyword_options(args.link, '--link'))
@@ -97,22 +102,18 @@ def apply_linking_options(cfg: Config, args: argparse.Namespace) -> None:
                 linker.update(value)
             else:
                 linker[name] = value
-    videos = test_videos(cfg)
-    from_split = split_counts(cfg)
-    if from_split:
-        for name in ('num_animals', 'max_animals'):
-            given = linker.get(name)
-            if not isinstance(given, dict):  # a single count is the default; the list names videos
-                per_video = {video: getattr(count, name) for video, count in from_split.items()
-                             if getattr(count, name) is not None}
-                if per_video and given is None:
-                    linker[name] = per_video
+    for name in ('num_animals', 'max_animals'):  # the video list's counts, where no option gave that count
+        per_video = {video: getattr(count, name) for video, count in from_split.items()
+                     if getattr(count, name) is not None}
+        if per_video and linker.get(name) is None:
+            linker[name] = per_video
     if videos is not None:
         for name in ('num_animals', 'max_animals'):
             if isinstance(linker.get(name), dict):
                 check_videos(linker[name], videos, f'{LINKER} {name}')
         if linker.get('animal_counts'):
             check_videos(read_animal_counts(linker['animal_counts']), videos, linker['animal_counts'])
+    return linker
 
 
 def linking_reports(model: Any) -> list[dict]:

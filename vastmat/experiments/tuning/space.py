@@ -123,12 +123,13 @@ def matcher_text(params: dict[str, Any]) -> str | None:
 def linked_post_processors(config: str, linker: dict[str, Any], extra: dict[str, Any] | None = None) -> list:
     """``config``'s post-processors (those ``extra``, the options of every trial, set) with its ``GlobalLinker``
     (or a new one at the end) given ``linker``'s keys."""
+    from vastmat.engine.linking_options import LINKER as LINKER_TYPE, linker_index
     given = (extra or {}).get('model.post_processors')
     processors = [dict(p) for p in (given if given is not None else
                                     Config.fromfile(config).model.get('post_processors')) or []]
-    index = next((i for i, p in enumerate(processors) if p.get('type') == 'GlobalLinker'), None)
+    index = linker_index(processors)
     if index is None:
-        processors.append(dict(type='GlobalLinker'))
+        processors.append(dict(type=LINKER_TYPE))
         index = len(processors) - 1
     processors[index].update(linker)
     return processors
