@@ -85,12 +85,17 @@ def truth_counts(data_root: str, videos: list[str]) -> dict[str, dict[str, int]]
     return out
 
 
-def _score(data_root: str, tracks: dict[str, np.ndarray], folder: str, videos: list[str]) -> dict:
-    from vastmat.apis import write_results_folder
+def _score_folder(data_root: str, folder: str, videos: list[str]) -> dict:
     from vastmat.evaluation.mot_eval import evaluate, sequence_specs
-    write_results_folder(tracks, folder)
     specs, _ = sequence_specs(data_root, folder, videos)
     return evaluate(specs)
+
+
+def _score(data_root: str, tracks: dict[str, np.ndarray], folder: str, videos: list[str]) -> dict:
+    """Write ``tracks`` as ``folder/<video>.txt`` and score them."""
+    from vastmat.apis import write_results_folder
+    write_results_folder(tracks, folder)
+    return _score_folder(data_root, folder, videos)
 
 
 def _summary(metrics: dict, tracks: dict[str, np.ndarray]) -> dict:
@@ -160,7 +165,7 @@ def quality_benchmark(data_root: str, det_root: str, work_dir: str, strides: tup
         run_dir = osp.join(work_dir, label.replace(' ', ''))
         truth = truth_counts(gt_root, report)
         oracle_dir = write_oracle_folder(gt_root, dets, report, osp.join(run_dir, 'oracle'))
-        oracle = _score(gt_root, {}, oracle_dir, report)
+        oracle = _score_folder(gt_root, oracle_dir, report)
         entry = dict(oracle={m: oracle['COMBINED'][m] for m in METRICS}, truth=truth, trackers={})
         for tracker in trackers:
             if not registered(tracker):

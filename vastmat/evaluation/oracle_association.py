@@ -9,10 +9,14 @@ DetA is what the detections allow at best and its association is perfect whereve
 """
 from __future__ import annotations
 
+import os.path as osp
+
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from vastmat.datasets.formats import Detections, GroundTruth, TrackResults
+from vastmat.datasets.detections import detection_file
+from vastmat.datasets.formats import Detections, GroundTruth, TrackResults, read_detections, write_results
+from vastmat.datasets.sequences import load_sequence
 from vastmat.structures.bbox import ltwh_to_xyxy
 from vastmat.structures.pair_geometry import PairGeometry
 
@@ -70,11 +74,6 @@ def write_oracle_folder(data_root: str, det_root: str, videos: list[str], out_di
                         min_iou: float = TRUTH_IOU, min_score: float = 0.0) -> str:
     """The oracle association of every video's cached detections, written as ``out_dir/<video>.txt`` (atomically);
     returns ``out_dir``."""
-    import os.path as osp
-
-    from vastmat.datasets.detections import detection_file
-    from vastmat.datasets.formats import read_detections, write_results
-    from vastmat.datasets.sequences import load_sequence
     for video in videos:
         sequence = load_sequence(data_root, video)
         if sequence.gt is None:

@@ -194,7 +194,7 @@ class GlobalLinker:
         src, dst, cost = src[keep], dst[keep], cost[keep]
         # under a count, a tracklet on a path of its own earns coverage_reward per detection times its mean score
         # (negative cost): it is left out only when the count leaves no room for it
-        cover_cost = (self.new_identity_cost - np.zeros(n) if max_paths is None
+        cover_cost = (np.full(n, self.new_identity_cost) if max_paths is None
                       else -self.coverage_reward * tracklets.length * tracklets.mean_score)
         solve = solve_flow_highs if self.solver == 'highs' else solve_flow_networkx
         cover, chosen = solve(n, src, dst, cost - self.new_identity_cost, cover_cost, max_paths, max_paths is None)
