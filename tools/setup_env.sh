@@ -13,7 +13,7 @@
 #
 # The stack (see DESIGN.md section 7): torch 2.14.1 + torchvision 0.29.1, mmcv 2.1.0 compiled from source with
 # ops (C++20, setuptools 77-80, no build isolation), mmengine 0.10.7, mmdet 3.3.0, trackeval 1.3.0, lap, scipy,
-# pluggy, ray (the optional launcher of sweeps, tuning and the zoo, requirements/ray.txt), psycopg (a tuning study
+# pluggy, sleap-io, movement and datumaro (labelled videos in, trajectories out: requirements/owndata.txt), ray (the optional launcher of sweeps, tuning and the zoo, requirements/ray.txt), psycopg (a tuning study
 # in PostgreSQL, requirements/postgres.txt) with Debian's PostgreSQL server for its tests (apt-get, when initdb and
 # pg_ctl are missing), plotly and selenium (the HTML report) with Debian's chromium and chromium-driver for its
 # browser test, and this package in editable mode.
@@ -142,6 +142,10 @@ fi
 log "runtime, test and optional requirements"
 "${PIP[@]}" install -q -r "$ROOT/requirements/runtime.txt" -r "$ROOT/requirements/tests.txt" \
     -r "$ROOT/requirements/optional.txt"
+
+log "own-data requirements: sleap-io, movement, pandas, pyarrow; datumaro without its pins (requirements/owndata.txt)"
+"${PIP[@]}" install -q -r "$ROOT/requirements/owndata.txt"
+"${PIP[@]}" install -q --no-deps -r "$ROOT/requirements/datumaro.txt"
 
 if ! "$PY" -c "import ray" >/dev/null 2>&1; then
     log "ray, the optional launcher of sweeps, tuning and the zoo (tests/experiments/test_sweep_ray.py; about 250 MB)"

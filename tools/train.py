@@ -1,13 +1,15 @@
 #!/usr/bin/env python
 """Train a detector, tracker or model from a config (MMDetection 3.3's flags).
 
-    python tools/train.py CONFIG [--work-dir DIR] [--resume [CKPT]] [--amp] [--cfg-options k=v ...]
+    python tools/train.py CONFIG [--work-dir DIR] [--data-root DIR] [--checkpoint CKPT] [--resume [CKPT]] [--amp]
+        [--cfg-options k=v ...]
     tools/dist_train.sh CONFIG NUM_PROCESSES [args]     # torchrun; on a machine without GPUs it uses gloo
 """
 import argparse
 
 from vastmat.engine import close_distributed
 from vastmat.engine.checkpoint import check_starting_point
+from vastmat.engine.config_options import point_datasets
 from vastmat.utils.errors import UserInputError
 from vastmat.engine.cli import add_common_arguments, build_runner, enable_amp, finish_parsing, load_config
 
@@ -21,6 +23,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='resume from this checkpoint, or without a value from the latest checkpoint in the '
                         'work dir')
     parser.add_argument('--amp', action='store_true', help='automatic mixed precision training')
+    parser.add_argument('--data-root', metavar='DIR',
+                        help='train (and validate) on this VastMAT root: every dataset of the config is pointed at it')
     parser.add_argument('--auto-scale-lr', action='store_true',
                         help='scale the learning rate by the real batch size / auto_scale_lr.base_batch_size')
     return finish_parsing(parser.parse_args(argv))
@@ -35,6 +39,10 @@ def main(argv=None) -> None:
                              '(its _base_)')
     if args.checkpoint is not None:
         cfg.load_from = args.checkpoint
+    if args.data_root is not None:
+        if not sum(point_datasets(cfg.get(loader), args.data_root)
+                   for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')):
+            raise UserInputError(f'--data-root: {args.config} reads no VastMATDataset to point there')
     if args.amp:
         enable_amp(cfg)
     if args.auto_scale_lr:

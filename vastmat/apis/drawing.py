@@ -1,4 +1,5 @@
-"""Drawing tracks on frames (a box and the id in a colour of its own, a trail of recent box centres) and writing
+"""Drawing tracks on frames (a box and the id in a colour of its own, a trail of recent box centres, the frame
+number in the top right corner: what a person reads off to give ``tools/analysis/edit_identities.py``) and writing
 the frames as an MP4 or a folder of images.
 
 Drawn with OpenCV rather than mmdet's ``TrackLocalVisualizer``: that one renders each frame through matplotlib
@@ -28,6 +29,7 @@ TRAIL_WIDTH = 2  # px
 FONT, FONT_SCALE, FONT_THICKNESS = cv2.FONT_HERSHEY_SIMPLEX, 0.4, 1  # an id label about 9 px high
 LABEL_PAD = 2  # px around the label text
 LIGHT_BACKGROUND = 140  # labels on a background of this luma or more get black text, else white
+FRAME_LABEL_COLOUR = (0, 0, 0)  # the frame number: white on black
 VIDEO_EXTENSIONS = ('.mp4', )
 
 
@@ -38,16 +40,30 @@ def id_colour(track_id: int) -> tuple[int, int, int]:
     return round(blue * 255), round(green * 255), round(red * 255)
 
 
-def _draw_label(image: np.ndarray, text: str, x: int, y: int, colour: tuple[int, int, int]) -> None:
-    """The text on a box of ``colour`` just above ``(x, y)`` (below it when there is no room above)."""
-    (width, height), baseline = cv2.getTextSize(text, FONT, FONT_SCALE, FONT_THICKNESS)
-    box_height = height + baseline + 2 * LABEL_PAD
+def frame_label(frame: int) -> str:
+    """The text that names a drawn frame (the results' 1-based frame number)."""
+    return f'frame {int(frame)}'
+
+
+def _thickness(width: int, scale: float) -> int:
+    return max(1, round(width * scale))
+
+
+def _draw_label(image: np.ndarray, text: str, x: int, y: int, colour: tuple[int, int, int],
+                scale: float = 1.0, right: bool = False) -> None:
+    """The text on a box of ``colour`` just above ``(x, y)`` (below it when there is no room above), starting at
+    ``x`` (ending there with ``right``); text and padding at ``scale`` times their size."""
+    thickness = _thickness(FONT_THICKNESS, scale)
+    (width, height), baseline = cv2.getTextSize(text, FONT, FONT_SCALE * scale, thickness)
+    pad = round(LABEL_PAD * scale)
+    box_width, box_height = width + 2 * pad, height + baseline + 2 * pad
+    left = max(x - box_width, 0) if right else x
     top = y - box_height if y - box_height >= 0 else y
-    cv2.rectangle(image, (x, top), (x + width + 2 * LABEL_PAD, top + box_height), colour, cv2.FILLED)
+    cv2.rectangle(image, (left, top), (left + box_width, top + box_height), colour, cv2.FILLED)
     luma = 0.114 * colour[0] + 0.587 * colour[1] + 0.299 * colour[2]  # ITU-R BT.601 weights (b, g, r)
     text_colour = (0, 0, 0) if luma >= LIGHT_BACKGROUND else (255, 255, 255)
-    cv2.putText(image, text, (x + LABEL_PAD, top + LABEL_PAD + height), FONT, FONT_SCALE, text_colour,
-                FONT_THICKNESS, cv2.LINE_AA)
+    cv2.putText(image, text, (left + pad, top + pad + height), FONT, FONT_SCALE * scale, text_colour, thickness,
+                cv2.LINE_AA)
 
 
 class TrackDrawer:
@@ -55,16 +71,23 @@ class TrackDrawer:
 
     Args:
         trail: the trail joins an id's box centres of the last ``trail`` frames (0: no trails).
+        show_frame: label each frame with its number (:func:`frame_label`) in the top right corner.
+        scale: lines and labels at ``scale`` times their size, for frames that are shown shrunk by that factor
+            (the report's thumbnails), so that the ids and the frame number stay readable.
     """
 
-    def __init__(self, trail: int = TRAIL_LENGTH) -> None:
+    def __init__(self, trail: int = TRAIL_LENGTH, show_frame: bool = True, scale: float = 1.0) -> None:
         self.trail = trail
+        self.show_frame = show_frame
+        self.scale = scale
         self._centres: dict[int, deque] = {}
 
     def draw(self, image: np.ndarray, frame: int, rows: np.ndarray) -> np.ndarray:
         """A copy of ``image`` with the tracks ``rows`` (``frame, id, x1, y1, x2, y2, score``) of frame ``frame``:
-        trails first, then boxes, then id labels, so that no trail hides a box."""
+        the frame number first, then trails, boxes and id labels, so that neither it nor a trail hides a box."""
         out = image.copy()
+        if self.show_frame:
+            _draw_label(out, frame_label(frame), out.shape[1] - 1, 0, FRAME_LABEL_COLOUR, self.scale, right=True)
         rows = np.asarray(rows, np.float64).reshape(-1, 7)
         ids = rows[:, 1].astype(np.int64)
         boxes = np.rint(rows[:, 2:6]).astype(np.int64)
@@ -75,12 +98,12 @@ class TrackDrawer:
             for track_id in ids.tolist():
                 points = [(x, y) for f, x, y in self._centres[track_id] if f > frame - self.trail]
                 if len(points) > 1:
-                    cv2.polylines(out, [np.rint(points).astype(np.int32)], False, id_colour(track_id), TRAIL_WIDTH,
-                                  cv2.LINE_AA)
+                    cv2.polylines(out, [np.rint(points).astype(np.int32)], False, id_colour(track_id),
+                                  _thickness(TRAIL_WIDTH, self.scale), cv2.LINE_AA)
         for track_id, (x1, y1, x2, y2) in zip(ids.tolist(), boxes.tolist()):
-            cv2.rectangle(out, (x1, y1), (x2, y2), id_colour(track_id), LINE_WIDTH)
+            cv2.rectangle(out, (x1, y1), (x2, y2), id_colour(track_id), _thickness(LINE_WIDTH, self.scale))
         for track_id, (x1, y1, _, _) in zip(ids.tolist(), boxes.tolist()):
-            _draw_label(out, str(track_id), x1, y1, id_colour(track_id))
+            _draw_label(out, str(track_id), x1, y1, id_colour(track_id), self.scale)
         return out
 
 

@@ -2,121 +2,25 @@
 the config's detector run on each frame (the steps of ``tools/test.py``, without a dataset or runner)."""
 from __future__ import annotations
 
-import glob
 import logging
 import os.path as osp
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-import cv2
 import numpy as np
 import torch
 from mmengine.config import Config
 from mmengine.logging import MMLogger, print_log
 
 from vastmat.datasets.detections import VideoDetections, cached_frames
-from vastmat.datasets.formats import read_seqinfo
+from vastmat.datasets.frames import FrameSource, read_frames
 from vastmat.utils.errors import UserInputError
 from vastmat.structures.tracking import TrackingFrame
 
 from .inference import init_model
 
-DEFAULT_FPS = 10  # VastMAT videos are sampled at 10 FPS (DESIGN.md section 3)
-IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png')
 # transforms of a test pipeline that read files the in-memory path does not have
 _FILE_LOADERS = ('LoadTrackAnnotations', 'LoadVastMATAnnotations', 'LoadTrackingDetections')
-
-
-@dataclass
-class FrameSource:
-    """The frames of a video file (``files`` None) or of an image folder, iterated as BGR uint8 arrays; each
-    iteration reads them again from the start."""
-
-    path: str
-    name: str
-    frame_count: int
-    fps: float
-    height: int
-    width: int
-    files: list[str] | None = None
-
-    @property
-    def image_size(self) -> tuple[int, int]:
-        """``(height, width)``."""
-        return self.height, self.width
-
-    def __len__(self) -> int:
-        return self.frame_count
-
-    def __iter__(self) -> Iterator[np.ndarray]:
-        count = 0
-        for frame in self._decode():
-            if frame.shape[:2] != self.image_size:
-                where = self.files[count] if self.files else f'{self.path} frame {count + 1}'
-                raise UserInputError(f'{where}: frame size {frame.shape[1]}x{frame.shape[0]} differs from the '
-                                     f"first frame's {self.width}x{self.height}")
-            count += 1
-            yield frame
-        if count < self.frame_count:
-            raise UserInputError(f'{self.path}: decoded only {count} of the {self.frame_count} frames it declares')
-
-    def _decode(self) -> Iterator[np.ndarray]:
-        if self.files is None:
-            import mmcv
-            yield from mmcv.VideoReader(self.path)
-            return
-        for file in self.files:
-            image = cv2.imread(file, cv2.IMREAD_COLOR)
-            if image is None:
-                raise UserInputError(f'{file}: not a readable image')
-            yield image
-
-
-def _folder_source(folder: str) -> FrameSource:
-    files = sorted(f for f in glob.glob(osp.join(folder, '*')) if f.lower().endswith(IMAGE_EXTENSIONS))
-    if not files:
-        raise UserInputError(f'{folder}: no {"/".join(e[1:] for e in IMAGE_EXTENSIONS)} frames in this folder')
-    first = cv2.imread(files[0], cv2.IMREAD_COLOR)
-    if first is None:
-        raise UserInputError(f'{files[0]}: not a readable image')
-    folder = osp.normpath(osp.abspath(folder))
-    parent = osp.dirname(folder)
-    # seqinfo.ini beside the frames, or above them (a video folder <video>/img1 with <video>/seqinfo.ini)
-    seqinfo = next((p for p in (osp.join(folder, 'seqinfo.ini'), osp.join(parent, 'seqinfo.ini')) if osp.isfile(p)),
-                   None)
-    fps = read_seqinfo(seqinfo).get('frameRate') if seqinfo else None
-    in_video_folder = osp.basename(folder) == 'img1' or seqinfo == osp.join(parent, 'seqinfo.ini')
-    name = osp.basename(parent if in_video_folder else folder)
-    return FrameSource(folder, name, len(files), float(fps or DEFAULT_FPS), first.shape[0], first.shape[1], files)
-
-
-def _video_source(path: str) -> FrameSource:
-    import mmcv
-    try:
-        reader = mmcv.VideoReader(path)
-    except AssertionError:  # mmcv asserts that OpenCV opened the file
-        raise UserInputError(f'{path}: OpenCV cannot open this as a video') from None
-    if reader.frame_cnt <= 0 or reader.width <= 0 or reader.height <= 0:
-        raise UserInputError(f'{path}: the video has no frames')
-    fps = reader.fps if reader.fps and reader.fps > 0 else DEFAULT_FPS
-    name = osp.splitext(osp.basename(path))[0]
-    return FrameSource(path, name, reader.frame_cnt, float(fps), reader.height, reader.width)
-
-
-def read_frames(source: str) -> FrameSource:
-    """The frames of a video file (read with ``mmcv.VideoReader``) or of a folder of jpg/png images (sorted by
-    name), with ``frame_count``, ``fps`` (a folder's from a seqinfo.ini beside or above it, else 10) and ``name``
-    (the file's stem; for a folder ``<video>/img1`` the ``<video>`` folder's name).
-
-    Raises:
-        FileNotFoundError: ``source`` does not exist.
-        UserInputError: no frames, or not a readable video.
-    """
-    if osp.isdir(source):
-        return _folder_source(source)
-    if not osp.isfile(source):
-        raise FileNotFoundError(f'{source}: no such video file or frame folder')
-    return _video_source(source)
 
 
 @dataclass

@@ -172,3 +172,23 @@ def apply_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[s
             _import_custom_modules(cfg.custom_imports, (flags or {}).get(key, '--cfg-options'))
     check_components(cfg, options, flags)
     return cfg
+
+
+
+def point_datasets(node: Any, data_root: str, protocol: str | None = None) -> int:
+    """Point every VastMATDataset of a config node (wrapped ones included, e.g. in ``MultiImageMixDataset``) at
+    ``data_root`` (and ``protocol`` when given); returns how many were changed (``tools/train.py --data-root``, the
+    zoo)."""
+    changed = 0
+    if isinstance(node, dict):
+        if node.get('type') == 'VastMATDataset':
+            node['data_root'] = data_root
+            if protocol is not None:
+                node['protocol'] = protocol
+            changed += 1
+        for value in node.values():
+            changed += point_datasets(value, data_root, protocol)
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            changed += point_datasets(value, data_root, protocol)
+    return changed

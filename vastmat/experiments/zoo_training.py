@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 from mmengine.config import Config
 
+from vastmat.engine.config_options import point_datasets
 from vastmat.utils.io import write_json_atomic
 
 RECORD = 'zoo_training.json'  # written last in a training's work dir: its presence marks a finished training
@@ -59,18 +60,6 @@ class Training:
         """Training minutes up to ``iteration``, the earlier stages included (the pace is even: the wall time
         shared by iterations)."""
         return (self.earlier_seconds + self.seconds * iteration / self.max_iters) / 60
-
-
-def point_datasets(node: Any, data_root: str, protocol: str) -> None:
-    """Point every VastMATDataset of a config node (wrapped ones included) at ``data_root`` and ``protocol``."""
-    if isinstance(node, dict):
-        if node.get('type') == 'VastMATDataset':
-            node['data_root'], node['protocol'] = data_root, protocol
-        for value in node.values():
-            point_datasets(value, data_root, protocol)
-    elif isinstance(node, (list, tuple)):
-        for value in node:
-            point_datasets(value, data_root, protocol)
 
 
 def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: str, label: str,

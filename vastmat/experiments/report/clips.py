@@ -108,13 +108,15 @@ def _tile(images: list[np.ndarray], labels: list[str]) -> np.ndarray:
 
 def make_clip(runs: list[Run], video: str, reason: str, mp4_dir: str | None, page_dir: str) -> Clip:
     """The thumbnails of ``video`` for every run (every frame drawn, so that trails are right; ``MAX_FRAMES``
-    kept) and, when the video is longer, the side-by-side MP4 of all frames in ``mp4_dir``."""
+    kept) and, when the video is longer, the side-by-side MP4 of all frames in ``mp4_dir``. Each box carries its
+    id and each frame its number (``tools/analysis/edit_identities.py`` takes both), drawn at the size they have
+    in a full-size frame once the frame is shrunk to a thumbnail."""
     sequence = load_sequence(runs[0].data_root, video)
     tracks = [_track_rows(run.results_dir, video, sequence.length) for run in runs]
     size = _size(sequence, tracks)
     length = sequence.length
     kept = sorted(set(np.linspace(1, length, min(MAX_FRAMES, length)).round().astype(int).tolist()))
-    drawers = [TrackDrawer() for _ in runs]
+    drawers = [TrackDrawer(scale=max(1.0, size[1] / THUMB_WIDTH)) for _ in runs]
     images: dict[str, list[str]] = {run.label: [] for run in runs}
     long_video = length > len(kept) and mp4_dir is not None
     tiled = []

@@ -1,0 +1,92 @@
+"""How many labelled frames of one's own video the detector needs: AP50 and tracking quality against the number of
+training frames, on a real video (the SLEAP fly video of ``../shared/data/sleap-centered-pair``).
+
+For each count N: the labels of frames 1..N are imported as the train sequence and a fixed later range (default
+601-1100) as the test sequence (:func:`vastmat.datasets.importers.import_labels`); the own-video YOLOX config trains
+on the N frames (the zoo's training cache: a second run with the same settings reuses it), is tested on the test
+frames (COCO AP, AP50; frames it never saw) and dumps its boxes; ByteTrack (its official config) tracks them, and
+the GlobalLinker with the video's number of animals links its tracks. Both are scored against the labels' tracks.
+"""
+from __future__ import annotations
+
+import os.path as osp
+import time
+from typing import Any
+
+import numpy as np
+
+from .shipped_configs import CONFIG_ROOT
+
+FLY_DATA = osp.join(osp.dirname(osp.dirname(CONFIG_ROOT)), 'shared', 'data', 'sleap-centered-pair')
+FLY_LABELS = osp.join(FLY_DATA, 'centered_pair_predictions.slp')
+FLY_VIDEO = osp.join(FLY_DATA, 'centered_pair_low_quality.mp4')
+DETECTOR = osp.join(CONFIG_ROOT, 'yolox', 'yolox_tiny_1xb8-600it_own-video.py')
+TRACKER = osp.join(CONFIG_ROOT, 'bytetrack', 'bytetrack_cached-dets.py')
+TRACK_METRICS = ('HOTA', 'DetA', 'AssA', 'IDF1', 'IDSW')
+FLY_CATEGORY = 312  # 'Fly' in the VastMAT categories
+
+
+def _track_summary(data_root: str, folder: str, video: str) -> dict[str, Any]:
+    from vastmat.apis import read_track_rows
+    from vastmat.evaluation.mot_eval import evaluate, sequence_specs
+    specs, _ = sequence_specs(data_root, folder, [video])
+    combined = evaluate(specs)['COMBINED']
+    rows = read_track_rows(osp.join(folder, f'{video}.txt'))
+    return dict({m: float(combined[m]) for m in TRACK_METRICS}, identities=int(len(np.unique(rows[:, 1]))))
+
+
+def frames_point(num_frames: int, work_dir: str, labels: str = FLY_LABELS, video: str = FLY_VIDEO,
+                 test_first: int = 601, test_last: int = 1100, iters: int | None = None,
+                 checkpoint: str | None = None, num_animals: int = 2, name: str = 'fly') -> dict[str, Any]:
+    """Import, train on frames 1..``num_frames``, test on ``test_first..test_last``, track and link; returns the
+    numbers of one row of the table."""
+    from vastmat.apis import init_model, track_and_score
+    from vastmat.apis.linking import link_results_folder
+    from vastmat.datasets.importers import FrameRange, import_labels
+    from vastmat.experiments.zoo_training import detect, train_once, zoo_config
+    from vastmat.utils.io import write_json_atomic
+    if not 0 < num_frames < test_first:
+        raise ValueError(f'{num_frames} training frames: give 1..{test_first - 1} (the test range starts at '
+                         f'{test_first})')
+    point_dir = osp.join(work_dir, f'train{num_frames}')
+    data_root = osp.join(point_dir, 'data')
+    if not osp.isfile(osp.join(data_root, 'import.json')):
+        import_labels(labels, data_root, video=video, name=name, train=FrameRange(1, num_frames),
+                      test=FrameRange(test_first, test_last), category=FLY_CATEGORY, overwrite=True, progress=False)
+    cfg = zoo_config(DETECTOR, data_root, 'protocol1', osp.join(work_dir, 'training'), f'detector, {num_frames} frames')
+    if checkpoint:
+        cfg.load_from = checkpoint
+    training = train_once(cfg, iters)
+    checkpoint_path = training.checkpoints[-1][1]
+    dets = osp.join(point_dir, 'dets')
+    start = time.perf_counter()
+    det = detect(DETECTOR, checkpoint_path, data_root, 'protocol1', osp.join(point_dir, 'detect'), out_dir=dets)
+    detect_seconds = time.perf_counter() - start
+    test_video = f'{name}-test'
+    tracks_dir = osp.join(point_dir, 'bytetrack')
+    track_and_score(init_model(TRACKER), data_root, dets, [test_video], tracks_dir)
+    tracked = _track_summary(data_root, osp.join(tracks_dir, 'results'), test_video)
+    linked_dir = osp.join(point_dir, 'bytetrack_linked')
+    link_results_folder(osp.join(tracks_dir, 'results'), linked_dir, [test_video],
+                        linker=dict(type='GlobalLinker', num_animals=num_animals))
+    linked = _track_summary(data_root, linked_dir, test_video)
+    row = dict(train_frames=num_frames, train_seconds=training.seconds, iters=training.max_iters,
+               reused=training.reused, detect_seconds=detect_seconds, AP=float(det.get('det/AP', np.nan)),
+               AP50=float(det.get('det/AP50', np.nan)), bytetrack=tracked, linked=linked,
+               checkpoint=checkpoint_path, started_from=checkpoint)
+    write_json_atomic(row, osp.join(point_dir, 'row.json'))
+    return row
+
+
+def truth_summary(work_dir: str, num_frames: int, name: str = 'fly') -> dict[str, int]:
+    """The test sequence's labelled identities and boxes (what the HOTA is measured against)."""
+    from vastmat.datasets.sequences import load_sequence
+    sequence = load_sequence(osp.join(work_dir, f'train{num_frames}', 'data'), f'{name}-test')
+    return dict(identities=int(len(np.unique(sequence.gt.ids))), boxes=int(len(sequence.gt)))
+
+
+def training_frames_benchmark(work_dir: str, counts: tuple[int, ...] = (50, 100, 200, 500), **options: Any
+                              ) -> dict[str, Any]:
+    """:func:`frames_point` for every count; returns ``{'rows': [...], 'truth': {...}}``."""
+    rows = [frames_point(n, work_dir, **options) for n in counts]
+    return dict(rows=rows, truth=truth_summary(work_dir, counts[0], options.get('name', 'fly')))
