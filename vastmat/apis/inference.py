@@ -20,10 +20,11 @@ from vastmat.datasets.formats import read_results, track_rows_to_results, write_
 from vastmat.datasets.sequences import load_sequence, parse_split_name, select_videos
 from vastmat.structures.bbox import ltwh_to_xyxy
 from vastmat.structures.tracking import TrackingFrame
+from vastmat.utils.package_configs import config_dir
 
 
-# the repository's configs (a source checkout: the package is installed in editable mode)
-CONFIG_DIR = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__)))), 'configs')
+# the shipped configs (the checkout's configs/ in an editable install, the wheel's copy otherwise)
+CONFIG_DIR = config_dir()
 
 
 def load_config(config: str | Config, cfg_options: dict | None = None) -> Config:

@@ -21,9 +21,10 @@ import os.path as osp
 from dataclasses import dataclass, field
 
 from vastmat.registry import MODELS
+from vastmat.utils.package_configs import config_dir
 
-# the configs/ folder of this checkout (the demo configs the classes name are relative to it)
-CONFIG_ROOT = osp.join(osp.dirname(osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))), 'configs')
+# the shipped configs (the demo configs the classes name are relative to it)
+CONFIG_ROOT = config_dir()
 
 
 def config_path(path: str) -> str:
