@@ -2,12 +2,13 @@
 """How many labelled frames the detector needs on one's own video (vastmat/benchmarks/training_frames.py).
 
     python tools/benchmark/training_frames.py [--frames 50 100 200 500] [--iters 600] [--test-frames 601-1100]
-        [--work-dir work_dirs/training_frames] [--checkpoint CKPT] [--workers 2]
+        [--seeds 0 1 2] [--work-dir work_dirs/training_frames] [--checkpoint CKPT] [--workers 2]
 
 On the SLEAP fly video (../shared/data/sleap-centered-pair; SLEAP's predicted tracks as pseudo-labels): for each
 count N, the own-video YOLOX (configs/yolox/yolox_tiny_1xb8-600it_own-video.py) trains --iters iterations on frames
 1..N, is tested on --test-frames (COCO AP, AP50), and ByteTrack tracks its boxes, unlinked and linked with the
-GlobalLinker at 2 animals. Points run in --workers processes of one thread each. Prints the table and saves
+GlobalLinker at 2 animals; each count is trained once per seed of --seeds (the table shows the mean and the range).
+Points run in --workers processes of one thread each. Prints the table and saves
 WORK_DIR/training_frames.json and WORK_DIR/training_frames.png.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--iters', type=int, default=None, help='training iterations (default: the config\'s, 600)')
     parser.add_argument('--test-frames', default='601-1100', metavar='FIRST-LAST', help='the frames tested on')
     parser.add_argument('--work-dir', default='work_dirs/training_frames')
+    parser.add_argument('--seeds', nargs='+', type=int, default=[0], help='training seeds (0: the config\'s)')
     parser.add_argument('--checkpoint', help='start every training from these weights (default: from scratch)')
     parser.add_argument('--workers', type=int, default=2, help='points trained at once, one thread each')
     return parser.parse_args(argv)
@@ -33,28 +35,42 @@ def _point(job: tuple) -> dict:
     from vastmat.benchmarks.training_frames import frames_point
     from vastmat.engine.cli import filter_known_warnings
     filter_known_warnings()
-    count, work_dir, options = job
-    return frames_point(count, work_dir, **options)
+    count, seed, work_dir, options = job
+    return frames_point(count, work_dir, seed=seed, **options)
+
+
+def _cell(values: list[float], scale: float = 100.0, digits: int = 1) -> str:
+    """The mean of ``values`` and, for several, their range."""
+    values = [scale * v for v in values]
+    mean = sum(values) / len(values)
+    if len(values) == 1:
+        return f'{mean:.{digits}f}'
+    return f'{mean:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})'
+
+
+def grouped(rows: list[dict]) -> dict[int, list[dict]]:
+    groups: dict[int, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(row['train_frames'], []).append(row)
+    return groups
 
 
 def print_table(result: dict) -> None:
     from rich.console import Console
     from rich.table import Table
     truth = result['truth']
-    table = Table(title=f'{result["test_frames"]} test frames, {truth["identities"]} SLEAP tracks, '
-                        f'{truth["boxes"]} boxes ({result["machine"]})')
-    for header in ('train frames', 'iters', 'train s', 'AP', 'AP50', 'HOTA', 'IDF1', 'IDSW', 'ids',
-                   'HOTA linked', 'IDF1 linked', 'IDSW linked', 'ids linked'):
+    table = Table(title=f'fly video, tested on frames {result["test_frames"]} ({truth["identities"]} SLEAP tracks, '
+                        f'{truth["boxes"]} boxes); {result["machine"]}')
+    for header in ('train frames', 'seeds', 'AP50', 'HOTA', 'IDF1', 'IDSW', 'ids', 'HOTA linked', 'IDF1 linked',
+                   'IDSW linked', 'ids linked', 'train s'):
         table.add_column(header, justify='right')
-    for row in result['rows']:
-        plain, linked = row['bytetrack'], row['linked']
-        table.add_row(str(row['train_frames']), str(row['iters']), f'{row["train_seconds"]:.0f}',
-                      f'{100 * row["AP"]:.1f}', f'{100 * row["AP50"]:.1f}',
-                      *(f'{100 * s[m]:.1f}' if m != 'IDSW' else str(int(s[m])) for s in (plain, )
-                        for m in ('HOTA', 'IDF1', 'IDSW')), str(plain['identities']),
-                      *(f'{100 * s[m]:.1f}' if m != 'IDSW' else str(int(s[m])) for s in (linked, )
-                        for m in ('HOTA', 'IDF1', 'IDSW')), str(linked['identities']))
-    Console().print(table)
+    for count, rows in grouped(result['rows']).items():
+        cells = [str(count), str(len(rows)), _cell([r['AP50'] for r in rows])]
+        for key in ('bytetrack', 'linked'):
+            cells += [_cell([r[key]['HOTA'] for r in rows]), _cell([r[key]['IDF1'] for r in rows]),
+                      _cell([r[key]['IDSW'] for r in rows], 1, 0), _cell([r[key]['identities'] for r in rows], 1, 0)]
+        table.add_row(*cells, _cell([r['train_seconds'] for r in rows], 1, 0))
+    Console(width=200).print(table)
 
 
 def plot(result: dict, path: str) -> None:
@@ -63,12 +79,16 @@ def plot(result: dict, path: str) -> None:
     import matplotlib.pyplot as plt
 
     from vastmat.utils.io import save_figure_atomic
-    rows = result['rows']
-    counts = [r['train_frames'] for r in rows]
+    groups = grouped(result['rows'])
+    counts = list(groups)
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    ax.plot(counts, [100 * r['AP50'] for r in rows], 'o-', label='AP50')
-    ax.plot(counts, [100 * r['bytetrack']['HOTA'] for r in rows], 's-', label='HOTA, ByteTrack')
-    ax.plot(counts, [100 * r['linked']['HOTA'] for r in rows], '^-', label='HOTA, ByteTrack + linking (N=2)')
+    for label, marker, value in (('AP50', 'o', lambda r: r['AP50']),
+                                 ('HOTA, ByteTrack', 's', lambda r: r['bytetrack']['HOTA']),
+                                 ('HOTA, ByteTrack + linking (N=2)', '^', lambda r: r['linked']['HOTA'])):
+        values = [[100 * value(r) for r in groups[c]] for c in counts]
+        means = [sum(v) / len(v) for v in values]
+        spread = [[m - min(v) for m, v in zip(means, values)], [max(v) - m for m, v in zip(means, values)]]
+        ax.errorbar(counts, means, yerr=spread, marker=marker, capsize=3, label=label)
     ax.set_xscale('log')
     ax.set_xticks(counts, [str(c) for c in counts])
     ax.set_xlabel('labelled training frames')
@@ -95,7 +115,7 @@ def main(argv: list[str] | None = None) -> dict:
         raise UserInputError(f'{FLY_LABELS}: the fly video\'s labels are not here (../shared/data)')
     test = parse_frame_range(args.test_frames, '--test-frames')
     options = dict(iters=args.iters, checkpoint=args.checkpoint, test_first=test.first, test_last=test.last)
-    jobs = [(count, args.work_dir, options) for count in args.frames]
+    jobs = [(count, seed, args.work_dir, options) for count in args.frames for seed in args.seeds]
     if args.workers > 1 and len(jobs) > 1:
         with multiprocessing.get_context('spawn').Pool(min(args.workers, len(jobs))) as pool:
             rows = pool.map(_point, jobs, chunksize=1)

@@ -4,6 +4,7 @@
     python tools/demo/track_video.py INPUT CONFIG [--checkpoint CKPT] [--det-root DIR | --det-file FILE]
         [--out OUT.mp4 | FOLDER] [--frame-format jpg|png] [--results FILE.txt] [--trail 10]
         [--cfg-options KEY=VALUE ...] [--device cpu]
+    python tools/demo/track_video.py INPUT --tracks RESULTS.txt [--out OUT.mp4 | FOLDER] [--trail 10]
 
 INPUT is a video file or a folder of jpg/png frames (a VastMAT video folder <video>/img1 takes its frame rate from
 <video>/seqinfo.ini, other folders play at 10 FPS). CONFIG is a tracking config (model.type='TrackingByDetection'):
@@ -11,7 +12,8 @@ with --det-file FILE (a MOT det.txt, frames 1..N) or --det-root DIR (DIR/<video>
 its tracker runs on those cached detections, otherwise its detector runs on each frame (--checkpoint: its weights).
 Writes the frames with each track's box, id and trail of its last --trail box centres, as OUT.mp4 or numbered
 images in FOLDER (default: work_dirs/track_video/<video>.mp4), and the tracks as a MOT results file (default:
-beside the output, <out stem>.txt). Example on the demo data:
+beside the output, <out stem>.txt). With --tracks, no tracking: the tracks of that MOT results file (another run's,
+a linked or edited one) are drawn on INPUT. Example on the demo data:
 
     python tools/demo/track_video.py data/demo/videos/Horse-1/img1 configs/bytetrack/bytetrack_cached-dets.py \\
         --det-root data/demo_simulated --out /tmp/demo_track.mp4 --cfg-options model.tracker.min_box_area=None
@@ -22,7 +24,7 @@ import os.path as osp
 import numpy as np
 from tqdm import tqdm
 
-from vastmat.apis import read_frames, track, write_track_rows
+from vastmat.apis import TrackResult, read_frames, read_track_rows, track, write_track_rows
 from vastmat.apis.drawing import TRAIL_LENGTH, draw_tracks, is_frame_folder, write_video
 from vastmat.datasets.detections import detection_file
 from vastmat.engine.config_options import CfgOptionsAction
@@ -31,7 +33,8 @@ from vastmat.engine.config_options import CfgOptionsAction
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('input', help='video file or folder of jpg/png frames')
-    parser.add_argument('config', help='tracking config file')
+    parser.add_argument('config', nargs='?', help='tracking config file (not with --tracks)')
+    parser.add_argument('--tracks', help='draw the tracks of this MOT results file instead of tracking')
     parser.add_argument('--checkpoint', help="weights of the config's model (its detector)")
     detections = parser.add_mutually_exclusive_group()
     detections.add_argument('--det-root',
@@ -49,6 +52,8 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     if args.trail < 0:
         parser.error(f'--trail {args.trail}: give 0 (no trails) or more frames')
+    if (args.config is None) == (args.tracks is None):
+        parser.error('give a tracking CONFIG, or --tracks RESULTS.txt to draw, not both')
 
     frames = read_frames(args.input)
     out = args.out or osp.join('work_dirs', 'track_video', f'{frames.name}.mp4')
@@ -58,15 +63,21 @@ def main(argv=None) -> dict:
     if det_file and not osp.isfile(det_file):
         raise FileNotFoundError(f'{det_file}: no such detection file')
 
-    result = track(frames, args.config, args.checkpoint, det_file, args.device, args.cfg_options)
-    write_track_rows(result.rows, results)
+    if args.tracks:
+        result = TrackResult(frames.name, read_track_rows(args.tracks, frames.frame_count), frames.frame_count,
+                             frames.fps)
+        results = args.tracks
+    else:
+        result = track(frames, args.config, args.checkpoint, det_file, args.device, args.cfg_options)
+        write_track_rows(result.rows, results)
     drawn = tqdm(draw_tracks(frames, result.rows, args.trail), total=frames.frame_count, desc='drawing',
                  unit='frame')
     written = write_video(drawn, out, result.fps, frame_extension=f'.{args.frame_format}')
 
     ids = np.unique(result.rows[:, 1]).astype(int)
     print(f'{result.name}: {written} frames, {len(ids)} ids, {len(result.rows)} boxes '
-          f'({"cached detections " + det_file if det_file else "detector in the loop"})')
+          f'({"tracks of " + args.tracks if args.tracks else "cached detections " + det_file if det_file else
+              "detector in the loop"})')
     print(f'{"frames" if to_folder else "video"}: {out}')
     print(f'results: {results}')
     return dict(video=result.name, frames=written, ids=len(ids), boxes=len(result.rows), fps=result.fps, out=out,

@@ -37,9 +37,10 @@ def _track_summary(data_root: str, folder: str, video: str) -> dict[str, Any]:
 
 def frames_point(num_frames: int, work_dir: str, labels: str = FLY_LABELS, video: str = FLY_VIDEO,
                  test_first: int = 601, test_last: int = 1100, iters: int | None = None,
-                 checkpoint: str | None = None, num_animals: int = 2, name: str = 'fly') -> dict[str, Any]:
-    """Import, train on frames 1..``num_frames``, test on ``test_first..test_last``, track and link; returns the
-    numbers of one row of the table."""
+                 checkpoint: str | None = None, num_animals: int = 2, name: str = 'fly', seed: int | None = None
+                 ) -> dict[str, Any]:
+    """Import, train on frames 1..``num_frames`` (``seed``: the training's, None: the config's), test on
+    ``test_first..test_last``, track and link; returns the numbers of one row of the table."""
     from vastmat.apis import init_model, track_and_score
     from vastmat.apis.linking import link_results_folder
     from vastmat.datasets.importers import FrameRange, import_labels
@@ -48,12 +49,13 @@ def frames_point(num_frames: int, work_dir: str, labels: str = FLY_LABELS, video
     if not 0 < num_frames < test_first:
         raise ValueError(f'{num_frames} training frames: give 1..{test_first - 1} (the test range starts at '
                          f'{test_first})')
-    point_dir = osp.join(work_dir, f'train{num_frames}')
-    data_root = osp.join(point_dir, 'data')
+    point_dir = osp.join(work_dir, f'train{num_frames}', 'runs' if seed is None else f'seed{seed}')
+    data_root = osp.join(work_dir, f'train{num_frames}', 'data')
     if not osp.isfile(osp.join(data_root, 'import.json')):
         import_labels(labels, data_root, video=video, name=name, train=FrameRange(1, num_frames),
                       test=FrameRange(test_first, test_last), category=FLY_CATEGORY, overwrite=True, progress=False)
-    cfg = zoo_config(DETECTOR, data_root, 'protocol1', osp.join(work_dir, 'training'), f'detector, {num_frames} frames')
+    cfg = zoo_config(DETECTOR, data_root, 'protocol1', osp.join(work_dir, 'training'), f'detector, {num_frames} frames',
+                     seed=seed)
     if checkpoint:
         cfg.load_from = checkpoint
     training = train_once(cfg, iters)
@@ -73,7 +75,7 @@ def frames_point(num_frames: int, work_dir: str, labels: str = FLY_LABELS, video
     row = dict(train_frames=num_frames, train_seconds=training.seconds, iters=training.max_iters,
                reused=training.reused, detect_seconds=detect_seconds, AP=float(det.get('det/AP', np.nan)),
                AP50=float(det.get('det/AP50', np.nan)), bytetrack=tracked, linked=linked,
-               checkpoint=checkpoint_path, started_from=checkpoint)
+               checkpoint=checkpoint_path, started_from=checkpoint, seed=seed)
     write_json_atomic(row, osp.join(point_dir, 'row.json'))
     return row
 

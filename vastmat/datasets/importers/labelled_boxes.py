@@ -1,6 +1,7 @@
 """What every importer of a labelled video returns: one box per labelled animal and frame, with its identity."""
 from __future__ import annotations
 
+import os.path as osp
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -81,3 +82,32 @@ def boxes_from_points(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     usable = (count >= 2) & np.isfinite(boxes).all(axis=1)
     usable &= np.where(usable, (boxes[:, 2] > 0) & (boxes[:, 3] > 0), False)
     return boxes, count / max(points.shape[1], 1), usable
+
+
+def same_video(name: str, video: str) -> bool:
+    """Whether the file names ``name`` (from a label file) and ``video`` (a path given) name the same video: equal
+    file names, or equal stems (``clip.mp4`` and its frame folder ``clip``)."""
+    a, b = osp.basename(osp.normpath(name)), osp.basename(osp.normpath(video))
+    return a == b or osp.splitext(a)[0] == osp.splitext(b)[0]
+
+
+def check_video(path: str, named: str, video: str | None) -> str:
+    """The video to return: ``video`` if given (refused when the labels name another), else the one named."""
+    if video and named and not same_video(named, video):
+        raise UserInputError(f'{path}: labels the video {osp.basename(named)}, not {osp.basename(osp.normpath(video))}'
+                             ' (are these the video\'s labels?)')
+    return video or named
+
+
+def identities(path: str, frames: list[int], track_ids: list, tracks: bool) -> tuple[np.ndarray, list[str]]:
+    """Ids 1..K and names: the tracks in order of their ids (``tracks``), else one identity per box."""
+    if not tracks:
+        ids = np.arange(1, len(frames) + 1)
+        return ids, [f'instance {k}' for k in ids]
+    untracked = [i for i, t in enumerate(track_ids) if t is None]
+    if untracked:
+        raise UserInputError(f'{path}: {len(untracked)} of {len(frames)} boxes have no track (the first in frame '
+                             f'{frames[untracked[0]]}); pass --no-tracks to import boxes only')
+    ordered = sorted(set(track_ids), key=lambda t: (isinstance(t, str), t))  # numbers, then names
+    number = {t: k + 1 for k, t in enumerate(ordered)}
+    return np.asarray([number[t] for t in track_ids], dtype=np.int64), [str(t) for t in ordered]

@@ -8,7 +8,7 @@ import numpy as np
 
 from vastmat.utils.errors import UserInputError
 
-from .labelled_boxes import LabelledBoxes, boxes_from_points
+from .labelled_boxes import LabelledBoxes, boxes_from_points, same_video
 
 #: which instances of a frame become boxes: the user's (proofread) ones, the predicted ones, or the user's plus the
 #: predictions no user instance replaced (SLEAP's own reading of a frame: ``LabeledFrame.unused_predictions``)
@@ -16,8 +16,8 @@ INSTANCE_KINDS = ('all', 'user', 'predicted')
 
 
 def _pick_video(labels, path: str, video: str | None):
-    """The video of ``labels`` that ``video`` (a path) names, matched by file name: the labels may name it by
-    another folder (SLEAP stores the path where the labels were made)."""
+    """The video of ``labels`` that ``video`` (a path) names, matched by file name or stem (:func:`same_video`): the
+    labels may name it by another folder (SLEAP stores the path where the labels were made)."""
     names = [osp.basename(v.filename if isinstance(v.filename, str) else v.filename[0]) for v in labels.videos]
     if not names:
         raise UserInputError(f'{path}: the file names no video')
@@ -25,10 +25,10 @@ def _pick_video(labels, path: str, video: str | None):
         if len(names) > 1:
             raise UserInputError(f'{path}: labels {len(names)} videos ({", ".join(names)}); choose one with --video')
         return labels.videos[0]
-    wanted = osp.basename(osp.normpath(video))
-    matches = [v for v, n in zip(labels.videos, names) if n == wanted]
+    matches = [v for v, n in zip(labels.videos, names) if same_video(n, video)]
     if not matches:
-        raise UserInputError(f'{path}: labels {" and ".join(names)}, not {wanted} (are these the video\'s labels?)')
+        raise UserInputError(f'{path}: labels {" and ".join(names)}, not {osp.basename(osp.normpath(video))} (are '
+                             'these the video\'s labels?)')
     return matches[0]
 
 
