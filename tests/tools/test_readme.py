@@ -63,13 +63,21 @@ TINY = {
         '--results ByteTrack=work_dirs/zoo_benchmark/protocol1/ByteTrack/original/results',
         "the tiny make demo's ByteTrack results (the learned trackers' split: "
         "tests/benchmarks/test_association_split.py)"),
+    'python tools/train.py configs/yolox/yolox_tiny_1xb8-600it_own-video.py': (
+        TWO_ITERATIONS, '2 iterations (the full run: the numbers of docs/own_data.md)'),
+    'python tools/test.py configs/yolox/yolox_tiny_1xb8-600it_own-video.py': (
+        ['python tools/test.py configs/yolox/yolox_tiny_1xb8-600it_own-video.py --data-root data/fly '
+         '--checkpoint work_dirs/fly/yolox/iter_2.pth --work-dir work_dirs/fly/yolox --dump-dets work_dirs/fly/dets_2it',
+         'python tools/data/simulate_detections.py --data-root data/fly --split protocol1/test --out work_dirs/fly/dets'],
+        "the 2-iteration detector's test; the trackers read detections simulated from the imported labels (a "
+        '2-iteration YOLOX finds no fly)'),
     'tools/dist_train.sh configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py 2': (
         '{command} --cfg-options "custom_imports=dict(imports=[\'rank_weights_hook\'], allow_failed_imports=False)" '
         '"custom_hooks=[dict(type=\'SaveRankWeightsHook\')]"',
         'every rank also saves its weights (tests/helpers/rank_weights_hook.py), compared after the chain'),
 }
 # applied to every command after TINY: the checkpoints of the 2-iteration runs
-SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'),
+SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'), ('fly/yolox/iter_600.pth', 'fly/yolox/iter_2.pth'),
                  *((f'{name}_demo/iter_{iters}.pth', f'{name}_demo/iter_2.pth')
                    for name, iters in TINY_MODEL_ITERS.items()))
 # the commands on all 32 videos of AnimalTrack-10fps-sim run on two of them (the golden tests cover all)
@@ -104,6 +112,7 @@ CHAINS = {
                 ('docs/studies.md', None), ('docs/tuning.md', None)),
     'linking': (('docs/linking.md', None), ),
     'plugin': (('docs/plugins.md', None), ),
+    'own-data': (('docs/own_data.md', None), ),
 }
 
 
@@ -450,5 +459,24 @@ def _check_plugin(root: str) -> None:
     assert json.load(open(osp.join(own, 'metrics.json')))['vastmat/HOTA'] == pytest.approx(hota)
 
 
+def _check_own_data(root: str) -> None:
+    """The fly walkthrough: the imported root, the linked tracks (at most 2 identities), the drawn video, the
+    movement dataset (loaded back with the linked tracks' boxes), the table, the swap replayed onto the unlinked run
+    and undone on the linked one."""
+    from vastmat.apis import read_track_rows
+    from vastmat.apis.export import load_movement, movement_to_results
+    from vastmat.apis.identity_edits import read_edit_log
+    work = osp.join(root, 'work_dirs', 'fly')
+    assert json.load(open(osp.join(root, 'data', 'fly', 'import.json')))['sequences']['fly-test']['frames'] == 500
+    linked = read_track_rows(osp.join(work, 'linked', 'results', 'fly-test.txt'))
+    assert 0 < len(set(linked[:, 1].tolist())) <= 2
+    assert osp.getsize(osp.join(work, 'linked.mp4')) > 0 and osp.getsize(osp.join(work, 'trajectories.csv')) > 0
+    exported = movement_to_results(load_movement(osp.join(work, 'fly-test.nc')))
+    assert len(exported.frames) == len(linked)
+    assert not osp.isfile(osp.join(work, 'linked', 'results', 'unedited', 'fly-test.txt'))  # undone
+    replayed = read_edit_log(osp.join(work, 'bytetrack', 'results', 'identity_edits.jsonl'))
+    assert [edit.op for edit in replayed] == ['swap']
+
+
 CHECKS = {'demo': _check_demo, 'data-and-training': _check_data_and_training, 'studies': _check_studies,
-          'linking': _check_linking, 'plugin': _check_plugin}
+          'linking': _check_linking, 'plugin': _check_plugin, 'own-data': _check_own_data}

@@ -61,11 +61,11 @@ def print_table(result: dict) -> None:
     truth = result['truth']
     table = Table(title=f'fly video, tested on frames {result["test_frames"]} ({truth["identities"]} SLEAP tracks, '
                         f'{truth["boxes"]} boxes); {result["machine"]}')
-    for header in ('train frames', 'seeds', 'AP50', 'HOTA', 'IDF1', 'IDSW', 'ids', 'HOTA linked', 'IDF1 linked',
+    for header in ('train frames', 'seeds', 'AP', 'AP50', 'HOTA', 'IDF1', 'IDSW', 'ids', 'HOTA linked', 'IDF1 linked',
                    'IDSW linked', 'ids linked', 'train s'):
         table.add_column(header, justify='right')
     for count, rows in grouped(result['rows']).items():
-        cells = [str(count), str(len(rows)), _cell([r['AP50'] for r in rows])]
+        cells = [str(count), str(len(rows)), _cell([r['AP'] for r in rows]), _cell([r['AP50'] for r in rows])]
         for key in ('bytetrack', 'linked'):
             cells += [_cell([r[key]['HOTA'] for r in rows]), _cell([r[key]['IDF1'] for r in rows]),
                       _cell([r[key]['IDSW'] for r in rows], 1, 0), _cell([r[key]['identities'] for r in rows], 1, 0)]
@@ -82,7 +82,7 @@ def plot(result: dict, path: str) -> None:
     groups = grouped(result['rows'])
     counts = list(groups)
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for label, marker, value in (('AP50', 'o', lambda r: r['AP50']),
+    for label, marker, value in (('AP50', 'o', lambda r: r['AP50']), ('AP (IoU 0.5:0.95)', 'D', lambda r: r['AP']),
                                  ('HOTA, ByteTrack', 's', lambda r: r['bytetrack']['HOTA']),
                                  ('HOTA, ByteTrack + linking (N=2)', '^', lambda r: r['linked']['HOTA'])):
         values = [[100 * value(r) for r in groups[c]] for c in counts]
@@ -90,6 +90,7 @@ def plot(result: dict, path: str) -> None:
         spread = [[m - min(v) for m, v in zip(means, values)], [max(v) - m for m, v in zip(means, values)]]
         ax.errorbar(counts, means, yerr=spread, marker=marker, capsize=3, label=label)
     ax.set_xscale('log')
+    ax.minorticks_off()
     ax.set_xticks(counts, [str(c) for c in counts])
     ax.set_xlabel('labelled training frames')
     ax.set_ylabel('%')

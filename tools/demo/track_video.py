@@ -75,9 +75,9 @@ def main(argv=None) -> dict:
     written = write_video(drawn, out, result.fps, frame_extension=f'.{args.frame_format}')
 
     ids = np.unique(result.rows[:, 1]).astype(int)
-    print(f'{result.name}: {written} frames, {len(ids)} ids, {len(result.rows)} boxes '
-          f'({"tracks of " + args.tracks if args.tracks else "cached detections " + det_file if det_file else
-              "detector in the loop"})')
+    source = (f'tracks of {args.tracks}' if args.tracks else f'cached detections {det_file}' if det_file
+              else 'detector in the loop')
+    print(f'{result.name}: {written} frames, {len(ids)} ids, {len(result.rows)} boxes ({source})')
     print(f'{"frames" if to_folder else "video"}: {out}')
     print(f'results: {results}')
     return dict(video=result.name, frames=written, ids=len(ids), boxes=len(result.rows), fps=result.fps, out=out,
