@@ -71,6 +71,9 @@ TINY = {
          'python tools/data/simulate_detections.py --data-root data/fly --split protocol1/test --out work_dirs/fly/dets'],
         "the 2-iteration detector's test; the trackers read detections simulated from the imported labels (a "
         '2-iteration YOLOX finds no fly)'),
+    'python tools/benchmark/training_frames.py': (
+        '{command} --frames 50 --seeds 0 --iters 2 --workers 1',
+        'one count, one seed, a 2-iteration training (the full table: docs/own_data.md)'),
     'tools/dist_train.sh configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py 2': (
         '{command} --cfg-options "custom_imports=dict(imports=[\'rank_weights_hook\'], allow_failed_imports=False)" '
         '"custom_hooks=[dict(type=\'SaveRankWeightsHook\')]"',
@@ -462,7 +465,7 @@ def _check_plugin(root: str) -> None:
 def _check_own_data(root: str) -> None:
     """The fly walkthrough: the imported root, the linked tracks (at most 2 identities), the drawn video, the
     movement dataset (loaded back with the linked tracks' boxes), the table, the swap replayed onto the unlinked run
-    and undone on the linked one."""
+    and undone on the linked one; the training-frames benchmark's table."""
     from vastmat.apis import read_track_rows
     from vastmat.apis.export import load_movement, movement_to_results
     from vastmat.apis.identity_edits import read_edit_log
@@ -476,6 +479,8 @@ def _check_own_data(root: str) -> None:
     assert not osp.isfile(osp.join(work, 'linked', 'results', 'unedited', 'fly-test.txt'))  # undone
     replayed = read_edit_log(osp.join(work, 'bytetrack', 'results', 'identity_edits.jsonl'))
     assert [edit.op for edit in replayed] == ['swap']
+    frames = json.load(open(osp.join(root, 'work_dirs', 'training_frames', 'training_frames.json')))
+    assert [row['train_frames'] for row in frames['rows']] == [50] and frames['truth']['identities'] == 12
 
 
 CHECKS = {'demo': _check_demo, 'data-and-training': _check_data_and_training, 'studies': _check_studies,
