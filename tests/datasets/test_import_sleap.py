@@ -164,6 +164,26 @@ def test_refusals_leave_nothing(small, tmp_path):
         write_labelled_video(labels, frames, out, progress=False)
 
 
+def test_unreadable_video_and_missing_frames(small, tmp_path):
+    """A video OpenCV cannot open, and a frame folder with a gap in its numbering, end the import before anything
+    is written."""
+    _, _, slp = small
+    broken = tmp_path / 'broken' / 'arena.mp4'
+    broken.parent.mkdir()
+    broken.write_text('not a video')
+    # (OpenCV opens some files it cannot decode: then the video has no frames)
+    with pytest.raises(UserInputError, match=r'arena\.mp4: (OpenCV cannot open this as a video|the video has no '
+                                             r'frames)'):
+        import_labels(slp, str(tmp_path / 'out'), video=str(broken), progress=False)
+    folder = tmp_path / 'arena'
+    folder.mkdir()
+    for number in (1, 2, 4, 5, 6, 7):  # 3 is missing
+        cv2.imwrite(str(folder / f'{number:06d}.jpg'), np.zeros((HEIGHT, WIDTH, 3), np.uint8))
+    with pytest.raises(UserInputError, match=r'frames are missing: the numbers jump from 2 to 4 \(1 gap in 6'):
+        import_labels(slp, str(tmp_path / 'out'), video=str(folder), progress=False)
+    assert sorted(os.listdir(tmp_path)) == ['arena', 'broken']
+
+
 def test_frame_ranges_and_formats():
     assert parse_frame_range('1-600') == FrameRange(1, 600) and str(FrameRange(3, 9)) == '3-9'
     for bad in ('0-5', '7-3', '5', 'a-b'):

@@ -67,8 +67,10 @@ TINY = {
         TWO_ITERATIONS, '2 iterations (the full run: the numbers of docs/own_data.md)'),
     'python tools/test.py configs/yolox/yolox_tiny_1xb8-600it_own-video.py': (
         ['python tools/test.py configs/yolox/yolox_tiny_1xb8-600it_own-video.py --data-root data/fly '
-         '--checkpoint work_dirs/fly/yolox/iter_2.pth --work-dir work_dirs/fly/yolox --dump-dets work_dirs/fly/dets_2it',
-         'python tools/data/simulate_detections.py --data-root data/fly --split protocol1/test --out work_dirs/fly/dets'],
+         '--checkpoint work_dirs/fly/yolox/iter_2.pth --work-dir work_dirs/fly/yolox '
+         '--dump-dets work_dirs/fly/dets_2it',
+         'python tools/data/simulate_detections.py --data-root data/fly --split protocol1/test '
+         '--out work_dirs/fly/dets'],
         "the 2-iteration detector's test; the trackers read detections simulated from the imported labels (a "
         '2-iteration YOLOX finds no fly)'),
     'python tools/benchmark/training_frames.py': (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os.path as osp
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -63,10 +64,27 @@ class FrameSource:
             yield image
 
 
+def _check_numbering(folder: str, files: list[str]) -> None:
+    """Frames named by number (``000001.jpg``, ``frame_12.png``) must run without a gap: a missing file would shift
+    every later frame (and its labels or detections) by one."""
+    numbers = [re.search(r'(\d+)\D*$', osp.basename(f)) for f in files]
+    if len(files) < 2 or not all(numbers):
+        return
+    values = sorted(int(m.group(1)) for m in numbers)
+    gaps = [(a, b) for a, b in zip(values, values[1:]) if b != a + 1]
+    if gaps:
+        a, b = gaps[0]
+        if a == b:
+            raise UserInputError(f'{folder}: two frames carry the number {a}')
+        raise UserInputError(f'{folder}: frames are missing: the numbers jump from {a} to {b} '
+                             f'({len(gaps)} gap{"s" if len(gaps) > 1 else ""} in {len(files)} frames)')
+
+
 def _folder_source(folder: str) -> FrameSource:
     files = sorted(f for f in glob.glob(osp.join(folder, '*')) if f.lower().endswith(IMAGE_EXTENSIONS))
     if not files:
         raise UserInputError(f'{folder}: no {"/".join(e[1:] for e in IMAGE_EXTENSIONS)} frames in this folder')
+    _check_numbering(folder, files)
     first = cv2.imread(files[0], cv2.IMREAD_COLOR)
     if first is None:
         raise UserInputError(f'{files[0]}: not a readable image')
