@@ -14,8 +14,9 @@
 # The stack (see DESIGN.md section 7): torch 2.14.1 + torchvision 0.29.1, mmcv 2.1.0 compiled from source with
 # ops (C++20, setuptools 77-80, no build isolation), mmengine 0.10.7, mmdet 3.3.0, trackeval 1.3.0, lap, scipy,
 # pluggy, sleap-io, movement and datumaro (labelled videos in, trajectories out: requirements/owndata.txt), ray
-# (the optional launcher of sweeps, tuning and the zoo, requirements/ray.txt), psycopg (a tuning study in PostgreSQL, requirements/postgres.txt) with Debian's PostgreSQL server for its tests (apt-get, when initdb and
-# pg_ctl are missing), plotly and selenium (the HTML report) with Debian's chromium and chromium-driver for its
+# (the optional launcher of sweeps, tuning and the zoo, requirements/ray.txt), psycopg (a tuning study in PostgreSQL,
+# requirements/postgres.txt) with Debian's PostgreSQL server for its tests (apt-get, when initdb and pg_ctl are
+# missing), plotly and selenium (the HTML report) with Debian's chromium and chromium-driver for its
 # browser test, and this package in editable mode.
 set -euo pipefail
 
