@@ -40,9 +40,9 @@ def main(argv=None) -> None:
     if args.checkpoint is not None:
         cfg.load_from = args.checkpoint
     if args.data_root is not None:
-        if not sum(point_datasets(cfg.get(loader), args.data_root)
+        if not sum(point_datasets(cfg.get(loader), args.data_root, every_dataset=True)
                    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')):
-            raise UserInputError(f'--data-root: {args.config} reads no VastMATDataset to point there')
+            raise UserInputError(f'--data-root: no dataset of {args.config} names a data_root to point there')
     if args.amp:
         enable_amp(cfg)
     if args.auto_scale_lr:

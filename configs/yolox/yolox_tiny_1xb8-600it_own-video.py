@@ -5,7 +5,7 @@
 #       [--checkpoint DEMO_YOLOX.pth]
 # From scratch by default; --checkpoint starts from another detector's weights (e.g. the demo's, after make demo).
 # Frames are read at 192 px (an animal of 90 px in a 384 px frame becomes 45 px); top-down videos have no up, so
-# frames flip vertically as well as horizontally. The full-size model is yolox_x_1xb8-600it_own-video.py.
+# frames flip vertically as well as horizontally. The full-size model is yolox_x_1xb8-30e_own-video.py.
 _base_ = ['./yolox_tiny_1xb8-1200it_vastmat-demo.py']
 
 data_root = 'data/own_video/'  # replaced by --data-root

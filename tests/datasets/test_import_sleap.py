@@ -97,7 +97,7 @@ def test_bad_sleap_input(small, tmp_path):
         read_sleap(slp, other)
     untracked = str(tmp_path / 'untracked.slp')
     write_slp(untracked, video, untracked=True)
-    with pytest.raises(UserInputError, match=r'1 of 8 instances have no track \(the first in frame 3\).*--no-tracks'):
+    with pytest.raises(UserInputError, match=r"1 of 8 instances have no track \(the first in video frame 4\).*--no-tracks"):
         read_sleap(untracked, video)
     boxes_only = read_sleap(untracked, video, tracks=False)
     assert len(boxes_only) == 8 and len(set(boxes_only.ids.tolist())) == 8
@@ -126,6 +126,10 @@ def test_layout_and_split(small, tmp_path):
     assert (info['seqLength'], info['frameRate'], info['imWidth'], info['imHeight']) == (4, 5, WIDTH, HEIGHT)
     assert len(glob.glob(str(out / 'videos/arena-test/img1/*.jpg'))) == 4
     assert len(glob.glob(str(out / 'videos/arena-train/img1/*.jpg'))) == 2
+    # each written frame is the video's frame at that place (grey level 20 * index, through mp4v's compression)
+    for part, number, index in (('train', 1, 0), ('train', 2, 1), ('test', 1, 2), ('test', 4, 5)):
+        image = cv2.imread(str(out / f'videos/arena-{part}/img1/{number:06d}.jpg'))
+        assert abs(float(image.mean()) - 20 * index) < 4, (part, number)
     saved = json.load(open(out / 'import.json'))
     assert saved == json.loads(json.dumps(report))
     assert saved['sequences']['arena-test']['unlabelled_frames'] == 2  # video frames 5, 6 carry no labels
@@ -151,17 +155,19 @@ def test_refusals_leave_nothing(small, tmp_path):
     refused(r'video name', name='a/b')
     short = str(tmp_path.parent / 'short.mp4')
     write_video(short, frames=2)
-    with pytest.raises(UserInputError, match=r'labels frame 4, but .*short\.mp4 has 2 frames'):
+    with pytest.raises(UserInputError, match=r'labels video frame 4, but .*short\.mp4 has 2 frames'):
         write_labelled_video(labels, read_frames(short), out, progress=False)
     outside = str(tmp_path.parent / 'outside.slp')
     write_slp(outside, video, points={(2, 'a'): [[12, 10], [16, 12], [70, 20]]})
-    with pytest.raises(UserInputError, match=r'frame 3 \(a\): box x 12\.0\.\.70\.0, y 10\.0\.\.20\.0 lies outside '
+    with pytest.raises(UserInputError, match=r'video frame 3 \(a\): box x 12\.0\.\.70\.0, y 10\.0\.\.20\.0 lies outside '
                                              r'the 64x48 frame'):
         write_labelled_video(read_sleap(outside, video), frames, out, progress=False)
     assert os.listdir(tmp_path) == []
     os.makedirs(out)
     with pytest.raises(UserInputError, match='exists; choose another folder or pass --overwrite'):
         write_labelled_video(labels, frames, out, progress=False)
+    write_labelled_video(labels, frames, out, overwrite=True, progress=False)  # replaces it, leaves nothing beside
+    assert os.listdir(tmp_path) == ['root'] and read_split(out, 1, 'test') == ['arena']
 
 
 def test_unreadable_video_and_missing_frames(small, tmp_path):
@@ -182,6 +188,19 @@ def test_unreadable_video_and_missing_frames(small, tmp_path):
     with pytest.raises(UserInputError, match=r'frames are missing: the numbers jump from 2 to 4 \(1 gap in 6'):
         import_labels(slp, str(tmp_path / 'out'), video=str(folder), progress=False)
     assert sorted(os.listdir(tmp_path)) == ['arena', 'broken']
+
+
+def test_frame_folder_order(tmp_path):
+    """Frames named by unpadded numbers (ffmpeg's %d) are read in number order, not name order."""
+    from vastmat.datasets.frames import frame_order
+    names = [f'frame_{n}.png' for n in range(1, 13)]
+    assert frame_order('f', sorted(names)) == names  # sorted by name: frame_1, frame_10, frame_11, frame_12, frame_2
+    assert frame_order('f', ['b.png', 'a.png']) == ['a.png', 'b.png']  # unnumbered: by name
+    with pytest.raises(UserInputError, match='two frames carry the number 2'):
+        frame_order('f', ['x2.png', 'y2.png', 'x3.png'])
+    for n in range(1, 13):
+        cv2.imwrite(str(tmp_path / f'frame_{n}.png'), np.full((8, 8, 3), 10 * n, np.uint8))
+    assert [int(image[0, 0, 0]) for image in read_frames(str(tmp_path))] == [10 * n for n in range(1, 13)]
 
 
 def test_frame_ranges_and_formats():
@@ -210,6 +229,7 @@ def test_fly_video(tmp_path):
                                                                                                           1100)
     assert report['video'] == osp.join(FLY, 'centered_pair_low_quality.mp4')  # found beside the labels
     train, test = report['sequences']['fly-train'], report['sequences']['fly-test']
+    assert report['skipped']['boxes outside the train and test frames'] == 2268 - train['boxes'] - test['boxes']
     assert (train['frames'], train['labelled_frames'], test['frames'], test['unlabelled_frames']) == (100, 100, 100, 0)
     gt = read_gt(osp.join(out, 'videos', 'fly-test', 'gt', 'gt.txt'))
     assert len(gt) == test['boxes'] and set(gt.categories.tolist()) == {312}

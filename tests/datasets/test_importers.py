@@ -115,7 +115,7 @@ def test_deeplabcut_refusals(tmp_path):
                        r'instances with fewer than two visible keypoints, 8 instances .* likelihood >= 0\.95\)'):
         read_deeplabcut(predictions, min_confidence=0.95)
     twice = _dlc_labelled(tmp_path / 'CollectedData_x.h5', [('labeled-data', 'c', 'img1.png')] * 2)
-    with pytest.raises(UserInputError, match="frame 1 labels identity 'm2' twice"):  # LabelledBoxes refuses
+    with pytest.raises(UserInputError, match="video frame 2 labels identity 'm2' twice"):  # LabelledBoxes refuses
         read_deeplabcut(twice)
 
 
@@ -201,7 +201,7 @@ def test_cvat_mot(tmp_path):
 
 def test_cvat_mot_refusals(tmp_path):
     archive, _ = _mot_zip(tmp_path, track='some')
-    with pytest.raises(UserInputError, match=r'mice_mot\.zip: 4 of 9 boxes have no track \(the first in frame 0\); '
+    with pytest.raises(UserInputError, match=r'mice_mot\.zip: 4 of 9 boxes have no track \(the first in video frame 1\); '
                        'pass --no-tracks'):
         read_cvat_mot(archive)
     assert len(read_cvat_mot(archive, tracks=False)) == 9
@@ -285,7 +285,13 @@ def test_import_deeplabcut_end_to_end(tmp_path):
     frames.mkdir()
     for f in range(5):
         cv2.imwrite(str(frames / f'{f:06d}.jpg'), np.full((48, 64, 3), 40 * f, np.uint8))
-    report = import_labels(labels, str(tmp_path / 'root'), video=str(frames), progress=False)
+    with pytest.raises(UserInputError, match=r'frames: states no frame rate .*give it with --fps'):
+        import_labels(labels, str(tmp_path / 'root'), video=str(frames), progress=False)
+    report = import_labels(labels, str(tmp_path / 'root'), video=str(frames), fps=25, progress=False)
+    assert report['frame_rate'] == 25
+    for number in range(1, 6):  # each written frame is the video's frame at that place (its grey level 40 * index)
+        image = cv2.imread(str(tmp_path / 'root' / 'videos' / 'frames' / 'img1' / f'{number:06d}.jpg'))
+        assert abs(float(image.mean()) - 40 * (number - 1)) < 2
     gt = read_gt(str(tmp_path / 'root' / 'videos' / 'frames' / 'gt' / 'gt.txt'), seq_length=5)
     assert gt.frames.tolist() == [1, 1, 2, 2, 3, 4, 5] and gt.ids.tolist() == [1, 2, 1, 2, 1, 1, 2]
     assert gt.boxes.tolist() == [[6, 6, 18, 14], [36, 26, 18, 14], [7, 6, 13, 10], [36, 27, 18, 14],

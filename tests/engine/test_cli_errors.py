@@ -65,3 +65,33 @@ def test_missing_official_starting_point_is_refused_before_anything_is_built(con
     err = run_tool('tools/train.py', [path, '--work-dir', tmp_path], capsys)
     assert 'load_from' in err and 'checkpoints/' in err and 'load_from=None' in err
     assert not (tmp_path / 'vis_data').exists()
+
+
+def test_data_root_points_every_dataset_or_is_refused(tmp_path, capsys):
+    """tools/train.py --data-root: every dataset that names a data_root (wrapped VastMATDatasets, D2MP's trajectory
+    windows) is pointed there; a config without one is refused in one line."""
+    from mmengine.config import Config
+
+    from vastmat.engine.config_options import point_datasets
+    yolox = Config.fromfile(osp.join(REPO, 'configs', 'yolox', 'yolox_tiny_1xb8-600it_own-video.py'))
+    loaders = [yolox.train_dataloader, yolox.val_dataloader, yolox.test_dataloader]
+    assert sum(point_datasets(loader, 'data/fly') for loader in loaders) == 3
+    assert (yolox.train_dataloader.dataset.dataset.data_root, yolox.val_dataloader.dataset.data_root,
+            yolox.test_dataloader.dataset.data_root) == ('data/fly', ) * 3
+    d2mp = Config.fromfile(osp.join(REPO, 'configs', 'd2mp', 'd2mp_1xb2048-800e_vastmat-p1.py'))
+    assert point_datasets(d2mp.train_dataloader, 'data/x') == 0  # not a VastMATDataset
+    assert point_datasets(d2mp.train_dataloader, 'data/x', every_dataset=True) == 1
+    assert d2mp.train_dataloader.dataset.data_root == 'data/x'
+    err = run_tool('tools/train.py', [BYTETRACK, '--work-dir', tmp_path, '--data-root', tmp_path], capsys)
+    assert 'trains nothing' in err  # a tracking config: refused before --data-root is looked at
+
+
+def test_track_video_draws_a_results_file_alone(tmp_path, capsys):
+    """tools/demo/track_video.py --tracks draws a results file; a tracking option beside it is refused, not
+    ignored."""
+    for argv, message in ((['in'], 'give a tracking CONFIG, or --tracks RESULTS.txt to draw'),
+                          (['in', BYTETRACK, '--tracks', 'r.txt'], 'CONFIG would be ignored'),
+                          (['in', '--tracks', 'r.txt', '--det-root', 'd'], '--det-root would be ignored')):
+        with pytest.raises(SystemExit) as exit_info:
+            tool('tools/demo/track_video.py', *argv)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err

@@ -24,12 +24,11 @@ def newest_log(work_dir: str) -> str:
 def trained(demo_root, tmp_path_factory):
     """Train the debug YOLOX for 2 iterations (checkpoint iter_2.pth), then resume it to 4 iterations."""
     work_dir = str(tmp_path_factory.mktemp('yolox_debug'))
-    options = data_root_options(demo_root)
-    tool('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--cfg-options', *options)
+    tool('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--data-root', demo_root)  # train, val and test sets
     first = newest_log(work_dir)
     time.sleep(1.1)  # the second run's log folder is named by its start time in seconds
-    tool('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--resume', '--cfg-options', *options,
-         'train_cfg.max_iters=4', 'train_cfg.val_interval=4', 'param_scheduler.0.end=4')
+    tool('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--resume', '--data-root', demo_root,
+         '--cfg-options', 'train_cfg.max_iters=4', 'train_cfg.val_interval=4', 'param_scheduler.0.end=4')
     return work_dir, first, newest_log(work_dir)
 
 

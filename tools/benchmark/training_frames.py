@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> dict:
     import multiprocessing
     import platform
 
-    from vastmat.benchmarks.training_frames import FLY_LABELS, truth_summary
+    from vastmat.benchmarks.training_frames import FLY_LABELS, import_point, truth_summary
     from vastmat.datasets.importers import parse_frame_range
     from vastmat.utils.errors import UserInputError
     from vastmat.utils.io import write_json_atomic
@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> dict:
         raise UserInputError(f'{FLY_LABELS}: the fly video\'s labels are not here (../shared/data)')
     test = parse_frame_range(args.test_frames, '--test-frames')
     options = dict(iters=args.iters, checkpoint=args.checkpoint, test_first=test.first, test_last=test.last)
+    for count in args.frames:  # each count's data once, before its seeds run in parallel
+        import_point(count, args.work_dir, test_first=test.first, test_last=test.last)
     jobs = [(count, seed, args.work_dir, options) for count in args.frames for seed in args.seeds]
     if args.workers > 1 and len(jobs) > 1:
         with multiprocessing.get_context('spawn').Pool(min(args.workers, len(jobs))) as pool:

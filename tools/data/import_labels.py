@@ -3,7 +3,7 @@
 
     python tools/data/import_labels.py LABELS OUT_ROOT [--video VIDEO] [--format FORMAT]
         [--train-frames 1-600] [--test-frames 601-1100] [--name NAME] [--category Fly|312] [--margin PX]
-        [--instances all|user|predicted] [--no-tracks] [--overwrite]
+        [--instances all|user|predicted] [--no-tracks] [--fps F] [--overwrite]
 
 LABELS is a SLEAP .slp, a DeepLabCut multi-animal .h5, a CVAT video XML 1.1 (.xml) or MOT 1.1 export (gt/gt.txt
 or its zip), or a COCO / COCO-video .json (--format, else the file's suffix). VIDEO is the video file or frame
@@ -31,6 +31,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--test-frames', metavar='FIRST-LAST', help='frames to test on, e.g. 601-1100')
     parser.add_argument('--category', default=None, help='the animals\' VastMAT category, a name (Fly) or id '
                         '(1..337; default: unknown, -1)')
+    parser.add_argument('--fps', type=float, help='the frame rate, where the video states none (a frame folder)')
     parser.add_argument('--margin', type=float, default=None,
                         help='pixels added on each side of a keypoint box (default 4 for keypoints, 0 for boxes)')
     parser.add_argument('--instances', choices=INSTANCE_KINDS, default='all',
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> dict:
         args.labels, args.out, video=args.video, fmt=args.format, name=args.name,
         train=parse_frame_range(args.train_frames, '--train-frames') if args.train_frames else None,
         test=parse_frame_range(args.test_frames, '--test-frames') if args.test_frames else None,
-        category=category, margin=args.margin, instances=args.instances, tracks=not args.no_tracks,
+        category=category, margin=args.margin, instances=args.instances, tracks=not args.no_tracks, fps=args.fps,
         overwrite=args.overwrite, progress=not args.quiet)
     print_import_summary(report, osp.join(args.out, 'import.json'))
     return report

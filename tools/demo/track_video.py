@@ -52,8 +52,15 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     if args.trail < 0:
         parser.error(f'--trail {args.trail}: give 0 (no trails) or more frames')
-    if (args.config is None) == (args.tracks is None):
-        parser.error('give a tracking CONFIG, or --tracks RESULTS.txt to draw, not both')
+    if args.config is None and args.tracks is None:
+        parser.error('give a tracking CONFIG, or --tracks RESULTS.txt to draw')
+    if args.tracks is not None:
+        tracking = [flag for flag, value in (('CONFIG', args.config), ('--checkpoint', args.checkpoint),
+                                             ('--det-root', args.det_root), ('--det-file', args.det_file),
+                                             ('--results', args.results), ('--cfg-options', args.cfg_options))
+                    if value is not None]
+        if tracking:
+            parser.error(f'--tracks draws a results file without tracking: {", ".join(tracking)} would be ignored')
 
     frames = read_frames(args.input)
     out = args.out or osp.join('work_dirs', 'track_video', f'{frames.name}.mp4')

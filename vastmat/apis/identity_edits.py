@@ -338,16 +338,17 @@ def replay_log(log: str, results_dir: str) -> list[IdentityEdit]:
     again = [v for v in videos if v in edited]
     if again:
         raise UserInputError(f'{results_dir}: already has edits of {", ".join(again)} (undo them first)')
-    replayed = []
+    results = {}  # every video is replayed before any is written: a failure leaves the folder as it was
     for video in videos:
         path = osp.join(results_dir, f'{video}.txt')
         _video_and_dir(path)
         rows, records = read_track_rows(path), []
         for record, rows in _replayed(rows, [e for e in edits if e.video == video], path):
             records.append(record)
+        results[video] = rows, records
+    for video, (rows, records) in results.items():
         _save(results_dir, video, rows, records)
-        replayed += records
-    return replayed
+    return [record for _, records in results.values() for record in records]
 
 
 def undo_results_file(results_txt: str) -> int:

@@ -25,11 +25,13 @@ from typing import Any, Iterator
 from mmengine.config import Config
 from mmengine.hooks import Hook
 
+from vastmat.utils.package_configs import config_dir
+
 from .config_data import (DEMO_IMAGE_SIZE, CheckData, dataset_videos, frames_per_video, image_size, make_check_data,
                           point_at_check_data, walk)
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-CONFIG_ROOT = osp.join(REPO, 'configs')
+CONFIG_ROOT = config_dir()
 # folders of configs/ that hold fragments merged into other configs, not configs to run
 FRAGMENT_FOLDERS = ('_base_', 'matchers')
 # the paper's training frames of one protocol: its 1,002,562 annotated frames less the 93,111 test frames it tracks

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .shipped_configs import CONFIG_ROOT
+from .shipped_configs import CONFIG_ROOT, REPO
 
-FLY_DATA = osp.join(osp.dirname(osp.dirname(CONFIG_ROOT)), 'shared', 'data', 'sleap-centered-pair')
+FLY_DATA = osp.join(osp.dirname(REPO), 'shared', 'data', 'sleap-centered-pair')  # ../shared/data beside the clone
 FLY_LABELS = osp.join(FLY_DATA, 'centered_pair_predictions.slp')
 FLY_VIDEO = osp.join(FLY_DATA, 'centered_pair_low_quality.mp4')
 DETECTOR = osp.join(CONFIG_ROOT, 'yolox', 'yolox_tiny_1xb8-600it_own-video.py')
@@ -35,6 +35,27 @@ def _track_summary(data_root: str, folder: str, video: str) -> dict[str, Any]:
     return dict({m: float(combined[m]) for m in TRACK_METRICS}, identities=int(len(np.unique(rows[:, 1]))))
 
 
+def import_point(num_frames: int, work_dir: str, labels: str = FLY_LABELS, video: str = FLY_VIDEO,
+                 test_first: int = 601, test_last: int = 1100, name: str = 'fly') -> str:
+    """The VastMAT root of one count (frames 1..``num_frames`` to train on, ``test_first..test_last`` to test on),
+    imported unless a root of the same labels, video and frames is there; returns its path. Call it before points
+    of the same count run in parallel (they share the root)."""
+    import json
+
+    from vastmat.datasets.importers import FrameRange, import_labels
+    data_root = osp.join(work_dir, f'train{num_frames}', 'data')
+    train, test = FrameRange(1, num_frames), FrameRange(test_first, test_last)
+    report = osp.join(data_root, 'import.json')
+    if osp.isfile(report):
+        saved = json.load(open(report, encoding='utf-8'))
+        if (saved['labels'], saved['video'], saved['options']['train_frames'], saved['options']['test_frames']) == (
+                osp.abspath(labels), osp.abspath(video), str(train), str(test)):
+            return data_root
+    import_labels(labels, data_root, video=video, name=name, train=train, test=test, category=FLY_CATEGORY,
+                  overwrite=True, progress=False)
+    return data_root
+
+
 def frames_point(num_frames: int, work_dir: str, labels: str = FLY_LABELS, video: str = FLY_VIDEO,
                  test_first: int = 601, test_last: int = 1100, iters: int | None = None,
                  checkpoint: str | None = None, num_animals: int = 2, name: str = 'fly', seed: int | None = None
@@ -43,17 +64,13 @@ def frames_point(num_frames: int, work_dir: str, labels: str = FLY_LABELS, video
     ``test_first..test_last``, track and link; returns the numbers of one row of the table."""
     from vastmat.apis import init_model, track_and_score
     from vastmat.apis.linking import link_results_folder
-    from vastmat.datasets.importers import FrameRange, import_labels
     from vastmat.experiments.zoo_training import detect, train_once, zoo_config
     from vastmat.utils.io import write_json_atomic
     if not 0 < num_frames < test_first:
         raise ValueError(f'{num_frames} training frames: give 1..{test_first - 1} (the test range starts at '
                          f'{test_first})')
     point_dir = osp.join(work_dir, f'train{num_frames}', 'runs' if seed is None else f'seed{seed}')
-    data_root = osp.join(work_dir, f'train{num_frames}', 'data')
-    if not osp.isfile(osp.join(data_root, 'import.json')):
-        import_labels(labels, data_root, video=video, name=name, train=FrameRange(1, num_frames),
-                      test=FrameRange(test_first, test_last), category=FLY_CATEGORY, overwrite=True, progress=False)
+    data_root = import_point(num_frames, work_dir, labels, video, test_first, test_last, name)
     cfg = zoo_config(DETECTOR, data_root, 'protocol1', osp.join(work_dir, 'training'), f'detector, {num_frames} frames',
                      seed=seed)
     if checkpoint:

@@ -31,6 +31,7 @@ class FrameSource:
     height: int
     width: int
     files: list[str] | None = None
+    fps_known: bool = True  # False: no frame rate in the video or a seqinfo.ini, ``fps`` is DEFAULT_FPS
 
     @property
     def image_size(self) -> tuple[int, int]:
@@ -64,13 +65,15 @@ class FrameSource:
             yield image
 
 
-def _check_numbering(folder: str, files: list[str]) -> None:
-    """Frames named by number (``000001.jpg``, ``frame_12.png``) must run without a gap: a missing file would shift
-    every later frame (and its labels or detections) by one."""
+def frame_order(folder: str, files: list[str]) -> list[str]:
+    """``files`` in frame order: by the number each name ends with where every name carries one (``frame_2.png``
+    before ``frame_10.png``, as ffmpeg's ``%d`` writes them), else by name. Numbered frames must run without a gap
+    or a repeat: a missing file would shift every later frame (and its labels or detections) by one."""
     numbers = [re.search(r'(\d+)\D*$', osp.basename(f)) for f in files]
     if len(files) < 2 or not all(numbers):
-        return
-    values = sorted(int(m.group(1)) for m in numbers)
+        return sorted(files)
+    ordered = sorted(zip((int(m.group(1)) for m in numbers), files))
+    values = [number for number, _ in ordered]
     gaps = [(a, b) for a, b in zip(values, values[1:]) if b != a + 1]
     if gaps:
         a, b = gaps[0]
@@ -78,13 +81,14 @@ def _check_numbering(folder: str, files: list[str]) -> None:
             raise UserInputError(f'{folder}: two frames carry the number {a}')
         raise UserInputError(f'{folder}: frames are missing: the numbers jump from {a} to {b} '
                              f'({len(gaps)} gap{"s" if len(gaps) > 1 else ""} in {len(files)} frames)')
+    return [file for _, file in ordered]
 
 
 def _folder_source(folder: str) -> FrameSource:
-    files = sorted(f for f in glob.glob(osp.join(folder, '*')) if f.lower().endswith(IMAGE_EXTENSIONS))
+    files = [f for f in glob.glob(osp.join(folder, '*')) if f.lower().endswith(IMAGE_EXTENSIONS)]
     if not files:
         raise UserInputError(f'{folder}: no {"/".join(e[1:] for e in IMAGE_EXTENSIONS)} frames in this folder')
-    _check_numbering(folder, files)
+    files = frame_order(folder, files)
     first = cv2.imread(files[0], cv2.IMREAD_COLOR)
     if first is None:
         raise UserInputError(f'{files[0]}: not a readable image')
@@ -96,7 +100,8 @@ def _folder_source(folder: str) -> FrameSource:
     fps = read_seqinfo(seqinfo).get('frameRate') if seqinfo else None
     in_video_folder = osp.basename(folder) == 'img1' or seqinfo == osp.join(parent, 'seqinfo.ini')
     name = osp.basename(parent if in_video_folder else folder)
-    return FrameSource(folder, name, len(files), float(fps or DEFAULT_FPS), first.shape[0], first.shape[1], files)
+    return FrameSource(folder, name, len(files), float(fps or DEFAULT_FPS), first.shape[0], first.shape[1], files,
+                       fps_known=fps is not None)
 
 
 def _video_source(path: str) -> FrameSource:
@@ -109,7 +114,8 @@ def _video_source(path: str) -> FrameSource:
         raise UserInputError(f'{path}: the video has no frames')
     fps = reader.fps if reader.fps and reader.fps > 0 else DEFAULT_FPS
     name = osp.splitext(osp.basename(path))[0]
-    return FrameSource(path, name, reader.frame_cnt, float(fps), reader.height, reader.width)
+    return FrameSource(path, name, reader.frame_cnt, float(fps), reader.height, reader.width,
+                       fps_known=bool(reader.fps and reader.fps > 0))
 
 
 def read_frames(source: str) -> FrameSource:

@@ -175,20 +175,21 @@ def apply_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[s
 
 
 
-def point_datasets(node: Any, data_root: str, protocol: str | None = None) -> int:
+def point_datasets(node: Any, data_root: str, protocol: str | None = None, every_dataset: bool = False) -> int:
     """Point every VastMATDataset of a config node (wrapped ones included, e.g. in ``MultiImageMixDataset``) at
-    ``data_root`` (and ``protocol`` when given); returns how many were changed (``tools/train.py --data-root``, the
-    zoo)."""
+    ``data_root`` (and ``protocol`` when given); ``every_dataset``: every dataset that names a ``data_root`` (D2MP's
+    trajectory windows, the ReID crops, AFLink's pairs: ``tools/train.py --data-root``). Returns how many were
+    changed."""
     changed = 0
     if isinstance(node, dict):
-        if node.get('type') == 'VastMATDataset':
+        if node.get('type') == 'VastMATDataset' or (every_dataset and 'data_root' in node):
             node['data_root'] = data_root
-            if protocol is not None:
+            if protocol is not None and node.get('type') == 'VastMATDataset':
                 node['protocol'] = protocol
             changed += 1
         for value in node.values():
-            changed += point_datasets(value, data_root, protocol)
+            changed += point_datasets(value, data_root, protocol, every_dataset)
     elif isinstance(node, (list, tuple)):
         for value in node:
-            changed += point_datasets(value, data_root, protocol)
+            changed += point_datasets(value, data_root, protocol, every_dataset)
     return changed

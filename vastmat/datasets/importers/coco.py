@@ -115,8 +115,12 @@ def read_coco(path: str, video: str | None = None, tracks: bool = True) -> Label
                                      'in one file? use a COCO-video file)')
     frames, boxes, visibility, track_ids = [], [], [], []
     skipped = {'crowd regions (iscrowd 1)': 0, 'annotations without a box': 0}
+    all_images = {image.get('id') for image in data['images']}
     for ann in data['annotations']:
         if ann.get('image_id') not in images:
+            if ann.get('image_id') not in all_images:  # (another video's are not this video's labels)
+                skipped['annotations of no image in the file'] = skipped.get('annotations of no image in the file',
+                                                                             0) + 1
             continue
         if ann.get('iscrowd', 0):
             skipped['crowd regions (iscrowd 1)'] += 1

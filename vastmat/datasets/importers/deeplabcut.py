@@ -15,7 +15,7 @@ import numpy as np
 
 from vastmat.utils.errors import UserInputError
 
-from .labelled_boxes import LabelledBoxes, boxes_from_points
+from .labelled_boxes import LabelledBoxes, boxes_from_points, check_video, same_video
 
 #: DeepLabCut's own default ``pcutoff`` (``config.yaml``), also ``movement.filtering.filter_by_confidence``'s
 DEFAULT_MIN_CONFIDENCE = 0.6
@@ -60,14 +60,14 @@ def _frame_numbers(path: str, index, video: str | None) -> tuple[np.ndarray, np.
     names = sorted(set(folders))
     keep = np.ones(len(parts), bool)
     if len(names) > 1:
-        stem = osp.splitext(osp.basename(osp.normpath(video)))[0] if video else None
-        if stem not in names:
+        matches = [n for n in names if video and same_video(n, video)]
+        if len(matches) != 1:
+            given = f', not {osp.basename(osp.normpath(video))}' if video else ''
             raise UserInputError(f'{path}: labels {len(names)} videos ({", ".join(names)}); choose one with --video '
-                                 '(matched by file stem)' + (f', not {stem}' if stem else ''))
-        keep = np.asarray([f == stem for f in folders])
-    elif video and names[0] and osp.splitext(osp.basename(osp.normpath(video)))[0] != names[0]:
-        raise UserInputError(f'{path}: labels the video {names[0]}, not {osp.basename(osp.normpath(video))} (are '
-                             'these the video\'s labels?)')
+                                 f'(matched by file stem){given}')
+        keep = np.asarray([f == matches[0] for f in folders])
+    elif names[0]:
+        check_video(path, names[0], video)
     frames = []
     for p in parts:
         match = re.search(r'(\d+)\D*$', osp.splitext(str(p[-1]))[0])

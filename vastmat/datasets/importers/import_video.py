@@ -44,19 +44,23 @@ def reader(fmt: str) -> Callable[..., LabelledBoxes]:
 
 
 def category_id(text: str | int) -> int:
-    """A VastMAT category given by id (``312``) or name (``Fly``), checked against the built-in table."""
+    """A VastMAT category given by id (``312``) or name (``Fly``), checked against the built-in table; -1 is
+    unknown."""
     categories = builtin_categories()
     text = str(text).strip()
+    if text == '-1':
+        return -1  # unknown, as gt.txt writes it
     return categories.by_id(int(text)).id if text.lstrip('-').isdigit() else categories.by_name(text).id
 
 
 def import_labels(labels: str, out_root: str, video: str | None = None, fmt: str | None = None,
                   name: str | None = None, train: FrameRange | None = None, test: FrameRange | None = None,
                   category: int = -1, margin: float | None = None, instances: str = 'all', tracks: bool = True,
-                  overwrite: bool = False, progress: bool = True) -> dict[str, Any]:
+                  fps: float | None = None, overwrite: bool = False, progress: bool = True) -> dict[str, Any]:
     """Read ``labels`` (``fmt`` or its suffix's format) and write the VastMAT root ``out_root`` with the frames of
     ``video`` (default: the video the labels name); returns the import report (``out_root/import.json``).
-    ``instances`` applies to SLEAP files only."""
+    ``instances`` applies to SLEAP files only; ``fps`` is the frame rate where the video states none (a frame folder
+    without a seqinfo.ini), and must then be given."""
     fmt = fmt or detect_format(labels)
     read = reader(fmt)
     options: dict[str, Any] = dict(video=video, tracks=tracks)
@@ -78,7 +82,14 @@ def import_labels(labels: str, out_root: str, video: str | None = None, fmt: str
         raise UserInputError(f'--margin {margin}: give 0 or more pixels')
     asked = dict(format=fmt, train_frames=str(train) if train else None, test_frames=str(test) if test else None,
                  instances=options.get('instances'), tracks=tracks)
-    return write_labelled_video(boxes, read_frames(source), out_root, name=name, train=train, test=test,
+    frames = read_frames(source)
+    if fps is not None:
+        if not fps > 0:
+            raise UserInputError(f'--fps {fps}: give a positive frame rate')
+        frames.fps, frames.fps_known = float(fps), True
+    if not frames.fps_known:
+        raise UserInputError(f'{source}: states no frame rate (no seqinfo.ini beside the frames); give it with --fps')
+    return write_labelled_video(boxes, frames, out_root, name=name, train=train, test=test,
                                 category=category, margin=margin, overwrite=overwrite, progress=progress,
                                 options=asked)
 

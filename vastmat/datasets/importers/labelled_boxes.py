@@ -13,7 +13,8 @@ from vastmat.utils.errors import UserInputError
 class LabelledBoxes:
     """The labels of one video, one row per box.
 
-    ``frames`` are 0-based indices into the video (the labelling tools' numbering), ``ids`` run 1..K with
+    ``frames`` are 0-based indices into the video (the labelling tools' numbering; messages name frames 1-based, as
+    ``video frame N``, the numbering of the import's options and of a video player), ``ids`` run 1..K with
     ``id_names[k - 1]`` the identity's name in the label file (a SLEAP track, a DLC individual, a CVAT track id),
     ``boxes`` are ``(n, 4)`` left, top, width, height in pixels as labelled, ``visibility`` in [0, 1] (the share of
     visible keypoints for poses) or -1 unknown. ``video`` is the video the labels name (a path, or '' when the file
@@ -43,7 +44,7 @@ class LabelledBoxes:
         bad = ~np.isfinite(self.boxes).all(axis=1) | (self.boxes[:, 2] <= 0) | (self.boxes[:, 3] <= 0)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise UserInputError(f'{self.source}: frame {self.frames[i]} ({self.id_names[self.ids[i] - 1]}): box '
+            raise UserInputError(f'{self.source}: video frame {self.frames[i] + 1} ({self.id_names[self.ids[i] - 1]}): box '
                                  f'{self.boxes[i].tolist()} has no area or is not finite')
         if self.frames.min() < 0:
             raise UserInputError(f'{self.source}: a negative frame index ({self.frames.min()})')
@@ -54,7 +55,7 @@ class LabelledBoxes:
             i = int(np.flatnonzero(np.bincount(np.unique(pairs, return_inverse=True)[1]) > 1)[0])
             twice = np.unique(pairs)[i]
             frame, ident = divmod(int(twice), int(self.ids.max()) + 1)
-            raise UserInputError(f'{self.source}: frame {frame} labels identity {self.id_names[ident - 1]!r} twice')
+            raise UserInputError(f'{self.source}: video frame {frame + 1} labels identity {self.id_names[ident - 1]!r} twice')
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -106,8 +107,8 @@ def identities(path: str, frames: list[int], track_ids: list, tracks: bool) -> t
         return ids, [f'instance {k}' for k in ids]
     untracked = [i for i, t in enumerate(track_ids) if t is None]
     if untracked:
-        raise UserInputError(f'{path}: {len(untracked)} of {len(frames)} boxes have no track (the first in frame '
-                             f'{frames[untracked[0]]}); pass --no-tracks to import boxes only')
+        raise UserInputError(f'{path}: {len(untracked)} of {len(frames)} boxes have no track (the first in video '
+                             f'frame {frames[untracked[0]] + 1}); pass --no-tracks to import boxes only')
     ordered = sorted(set(track_ids), key=lambda t: (isinstance(t, str), t))  # numbers, then names
     number = {t: k + 1 for k, t in enumerate(ordered)}
     return np.asarray([number[t] for t in track_ids], dtype=np.int64), [str(t) for t in ordered]

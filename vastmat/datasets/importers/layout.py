@@ -81,7 +81,7 @@ def check_boxes_in_frame(labels: LabelledBoxes, width: int, height: int) -> None
         i = int(np.flatnonzero(outside)[0])
         l, t, w, h = labels.boxes[i]
         raise UserInputError(
-            f'{labels.source}: frame {labels.frames[i] + 1} ({labels.id_names[labels.ids[i] - 1]}): box '
+            f'{labels.source}: video frame {labels.frames[i] + 1} ({labels.id_names[labels.ids[i] - 1]}): box '
             f'x {l:.1f}..{l + w:.1f}, y {t:.1f}..{t + h:.1f} lies outside the {width}x{height} frame '
             f'({int(outside.sum())} such box{"es" if outside.sum() > 1 else ""}; are these the video\'s labels?)')
 
@@ -176,7 +176,7 @@ def write_labelled_video(labels: LabelledBoxes, frames: FrameSource, out_root: s
     if osp.exists(out_root) and not overwrite:
         raise UserInputError(f'{out_root} exists; choose another folder or pass --overwrite')
     if labels.frames.max() >= len(frames):
-        raise UserInputError(f'{labels.source}: labels frame {labels.frames.max() + 1}, but {frames.path} has '
+        raise UserInputError(f'{labels.source}: labels video frame {labels.frames.max() + 1}, but {frames.path} has '
                              f'{len(frames)} frames (are these the video\'s labels?)')
     check_boxes_in_frame(labels, frames.width, frames.height)
     boxes = grown_boxes(labels.boxes, margin, frames.width, frames.height)
@@ -187,22 +187,38 @@ def write_labelled_video(labels: LabelledBoxes, frames: FrameSource, out_root: s
     staging = tempfile.mkdtemp(prefix=f'.{osp.basename(out_root)}.partial-', dir=parent)
     try:
         report = _write_root(labels, frames, staging, parts, boxes, category, margin, progress, options or {})
-        if osp.exists(out_root):  # --overwrite: the old root goes only once the new one is complete
-            shutil.rmtree(out_root)
-        os.replace(staging, out_root)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    # --overwrite: the old root is moved aside once the new one is complete, and removed once the new one is in place
+    old = None
+    if osp.exists(out_root):
+        old = tempfile.mkdtemp(prefix=f'.{osp.basename(out_root)}.old-', dir=parent)
+        os.replace(out_root, osp.join(old, 'root'))
+    try:
+        os.replace(staging, out_root)
+    except BaseException:
+        if old is not None:
+            os.replace(osp.join(old, 'root'), out_root)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
     return report
 
 
 def _write_root(labels: LabelledBoxes, frames: FrameSource, root: str, parts: list[_Part], boxes: np.ndarray,
                 category: int, margin: float, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
+    used = np.isin(labels.frames + 1, np.concatenate([part.source_frames for part in parts]))
+    skipped = dict(labels.skipped)
+    if not used.all():
+        skipped['boxes outside the train and test frames'] = int((~used).sum())
     report: dict[str, Any] = dict(
         labels=osp.abspath(labels.source), video=osp.abspath(frames.path), frame_rate=frames.fps,
         width=frames.width, height=frames.height, video_frames=len(frames), margin=margin, category=category,
         identities={str(k + 1): n for k, n in enumerate(labels.id_names) if k + 1 in set(labels.ids.tolist())},
-        skipped=labels.skipped, options=options, sequences={})
+        skipped=skipped, options=options, sequences={})
     for part in parts:
         part.folder = osp.join(root, 'videos', part.name)
         os.makedirs(osp.join(part.folder, 'img1'))

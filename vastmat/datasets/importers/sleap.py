@@ -15,10 +15,15 @@ from .labelled_boxes import LabelledBoxes, boxes_from_points, same_video
 INSTANCE_KINDS = ('all', 'user', 'predicted')
 
 
+def _video_path(video) -> str:
+    """The path of a sleap-io ``Video``: its file, or the folder of an image sequence (a list of files)."""
+    return video.filename if isinstance(video.filename, str) else osp.dirname(video.filename[0])
+
+
 def _pick_video(labels, path: str, video: str | None):
     """The video of ``labels`` that ``video`` (a path) names, matched by file name or stem (:func:`same_video`): the
     labels may name it by another folder (SLEAP stores the path where the labels were made)."""
-    names = [osp.basename(v.filename if isinstance(v.filename, str) else v.filename[0]) for v in labels.videos]
+    names = [osp.basename(_video_path(v)) for v in labels.videos]
     if not names:
         raise UserInputError(f'{path}: the file names no video')
     if video is None:
@@ -60,7 +65,7 @@ def read_sleap(path: str, video: str | None = None, instances: str = 'all', trac
     except Exception as exc:  # sleap-io raises h5py's and its own errors: the file is not a readable .slp
         raise UserInputError(f'{path}: not a readable SLEAP file ({type(exc).__name__}: {exc})') from None
     chosen = _pick_video(labels, path, video)
-    frames, points, track_of, kinds = [], [], [], {'user': 0, 'predicted': 0}
+    frames, points, track_of = [], [], []
     for frame in labels.labeled_frames:
         if frame.video is not chosen:
             continue
@@ -68,7 +73,6 @@ def read_sleap(path: str, video: str | None = None, instances: str = 'all', trac
             frames.append(frame.frame_idx)
             points.append(instance.numpy())
             track_of.append(instance.track)
-            kinds['predicted' if isinstance(instance, sio.PredictedInstance) else 'user'] += 1
     if not frames:
         available = {k: sum(len(_instances(f, k)) for f in labels.labeled_frames if f.video is chosen)
                      for k in ('user', 'predicted')}
@@ -81,7 +85,7 @@ def read_sleap(path: str, video: str | None = None, instances: str = 'all', trac
         untracked = [i for i in keep if track_of[i] is None]
         if untracked:
             raise UserInputError(f'{path}: {len(untracked)} of {len(keep)} instances have no track (the first in '
-                                 f'frame {frames[untracked[0]]}); track them in SLEAP, or import boxes without '
+                                 f'video frame {frames[untracked[0]] + 1}); track them in SLEAP, or import boxes without '
                                  'identities (--no-tracks)')
         used = {id(t): t for t in (track_of[i] for i in keep)}
         ordered = [t for t in labels.tracks if id(t) in used]  # the file's track order
@@ -91,5 +95,5 @@ def read_sleap(path: str, video: str | None = None, instances: str = 'all', trac
     else:
         ids = np.arange(1, len(keep) + 1)
         names = [f'instance {k}' for k in ids]
-    return LabelledBoxes(path, chosen.filename if isinstance(chosen.filename, str) else chosen.filename[0],
+    return LabelledBoxes(path, _video_path(chosen),
                          np.asarray(frames)[keep], ids, boxes[keep], visibility[keep], names, skipped)
