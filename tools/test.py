@@ -27,10 +27,11 @@ from mmengine.dist import is_main_process
 from mmengine.logging import print_log
 
 from vastmat.engine import close_distributed
-from vastmat.engine.cli import (add_common_arguments, build_runner, finish_parsing, load_config, print_metrics_table,
+from vastmat.engine.cli import (add_common_arguments, finish_parsing, load_config, print_metrics_table,
                                 write_json_atomic)
 from vastmat.engine.linking_options import (add_linking_arguments, apply_linking_options, linking_reports,
                                             save_linking_reports)
+from vastmat.engine.runner_builder import build_runner
 from vastmat.engine.tracking_options import apply_tracking_options
 from vastmat.utils.errors import UserInputError
 

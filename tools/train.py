@@ -11,7 +11,8 @@ from vastmat.engine import close_distributed
 from vastmat.engine.checkpoint import check_starting_point
 from vastmat.engine.config_options import point_datasets
 from vastmat.utils.errors import UserInputError
-from vastmat.engine.cli import add_common_arguments, build_runner, enable_amp, finish_parsing, load_config
+from vastmat.engine.cli import add_common_arguments, finish_parsing, load_config
+from vastmat.engine.runner_builder import build_runner, enable_amp
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -46,7 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from vastmat.evaluation.mot_eval import PRESETS
     from vastmat.experiments.zoo import DEMO_DETECTOR
     from vastmat.experiments.zoo_benchmark import DEMO_ROOT
-    from vastmat.experiments.zoo_training_order import THRESHOLD_SCALES
+    from vastmat.experiments.zoo_calibration import THRESHOLD_SCALES
     from vastmat.utils.threads import default_threads
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data-root', default=DEMO_ROOT,

@@ -1,6 +1,6 @@
 # The zoo's FairMOT (`make demo`, tools/zoo_benchmark.py): the tiny network of fairmot_tiny_vastmat-demo.py trained
 # long enough on a CPU that it tracks, on the Protocol 1 train videos of the rendered demo data, then tested with
-# the JDE tracker at its official thresholds.
+# the JDE tracker at its official thresholds times the zoo's calibrated scale.
 #
 # Recipe for training from scratch in minutes (as the demo YOLOX's): AdamW with a warm-up and a cosine decay instead
 # of the official Adam 1e-4 constant, and a colour jitter over the whole hue circle (every rendered animal has its
@@ -11,11 +11,8 @@ img_scale = (192, 144)  # the demo frames' own size
 max_iters = 600
 zoo_seconds_per_iter = 0.19  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
 
-# Test thresholds, the one rule of every tiny model of the zoo: the official ones (zoo_official_thresholds) times
-# the scale in 0.5, 0.6, ..., 1.0 that tracks the dev videos (train videos held for tuning) best, calibrated by the
-# zoo after training (vastmat/experiments/zoo.py, calibrate_thresholds), never on the test videos. Minutes of CPU
-# training leave a model's scores less confident than a full-size model's. The values below are the demo's
-# (scale 0.5; dev HOTA 31.1 at 0.5, 25.4 at 1.0)
+# test thresholds: the zoo's calibration, vastmat/experiments/zoo_calibration.py (the values below: make demo's
+# choice on the dev videos, for a run that does not calibrate)
 zoo_official_thresholds = {'model.detector.test_cfg.conf_thres': 0.4, 'model.tracker.conf_thres': 0.4}
 model = dict(
     # plain convolutions in place of DCNv2 in the upsampling (mmcv's CPU DCN backward: 3.8 of 4.4 s an iteration)

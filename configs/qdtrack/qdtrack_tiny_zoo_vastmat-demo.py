@@ -1,23 +1,20 @@
 # The zoo's QDTrack (`make demo`, tools/zoo_benchmark.py): the narrow model of qdtrack_tiny_vastmat-demo.py trained
 # long enough on a CPU that it tracks, on key / reference frame pairs of the Protocol 1 train videos of the rendered
-# demo data, then tested with QDTrack's tracker.
+# demo data, then tested with QDTrack's tracker at its official thresholds times the zoo's calibrated scale.
 #
 # Recipe for training in minutes: the backbone is the demo YOLOX's, pre-trained by the zoo's detector training on the
 # same videos (configs/_base_/models/yolox_demo_backbone.py: the role of the COCO weights at full size); AdamW with a
 # warm-up and a cosine decay instead of SGD 0.02; a colour jitter over the whole hue circle (every rendered animal has
-# its own random colour). 600 iterations: with 350, a training of seed 1 was still learning at its end (HOTA on the
-# demo's 9 test videos 4.8, 12.7, 18.0 at its three checkpoints; seed 0: 28.8), tools/benchmark/demo_spread.py.
+# its own random colour). 600 iterations: at 350 a training can still be learning at its end (docs/zoo.md, "How the
+# zoo's recipes were chosen").
 _base_ = ['./qdtrack_tiny_vastmat-demo.py', '../_base_/models/yolox_demo_backbone.py']
 
 img_scale = (192, 144)
 max_iters = 600
 zoo_seconds_per_iter = 0.177  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
 
-# Test thresholds, the one rule of every tiny model of the zoo: the official ones (zoo_official_thresholds) times
-# the scale in 0.5, 0.6, ..., 1.0 that tracks the dev videos (train videos held for tuning) best, calibrated by the
-# zoo after training (vastmat/experiments/zoo.py, calibrate_thresholds), never on the test videos. Minutes of CPU
-# training leave a model's scores less confident than a full-size model's. The values below are the demo's
-# (scale 0.6; dev HOTA 35.4 at 0.6, 24.6 at 1.0)
+# test thresholds: the zoo's calibration, vastmat/experiments/zoo_calibration.py (the values below: make demo's
+# choice on the dev videos, for a run that does not calibrate)
 zoo_official_thresholds = {'model.tracker.init_score_thr': 0.9, 'model.tracker.obj_score_thr': 0.5}
 model = dict(
     data_preprocessor={{_base_.demo_backbone_input}},

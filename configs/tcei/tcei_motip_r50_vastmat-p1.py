@@ -9,6 +9,8 @@
 #   order       the cross-video caches persist from video to video in the test dataset's order (the split
 #               file's order), each rank of tools/dist_test.sh keeping its own; --cfg-options
 #               model.tracker.reset_experience_per_video=True makes every video independent of the others
+#   values      other TCEI values go in params, over the preset's (the fields of TCEIParams,
+#               vastmat/models/trackers/tcei_params.py), e.g. --cfg-options model.tracker.params.lambda_id=0.5
 #   MOTIP's runtime settings stay those of the MOTIP config (det 0.3, newborn 0.6, id 0.2, object-max,
 #   miss_tolerance 30)
 #   python tools/test.py configs/tcei/tcei_motip_r50_vastmat-p1.py --checkpoint MOTIP_W/epoch_10.pth

@@ -43,7 +43,7 @@ def _point(cfg, root):
 def hota_curve(config: str, iters: int, root: str, work_dir: str) -> list[float]:
     """HOTA on the training video untrained and at iteration ``iters`` (the points between are the overfit
     benchmark's)."""
-    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.runner_builder import build_quiet_runner
     from vastmat.experiments.zoo_training import set_schedule
     cfg = Config.fromfile(osp.join(REPO, 'configs', config))
     _point(cfg, root)

@@ -1,4 +1,4 @@
-"""The benchmarks' package code (vastmat.benchmarks.association_speed, test_path) and the per-track ByteTrack
+"""The benchmarks' package code (vastmat.benchmarks.association_speed, testing_path) and the per-track ByteTrack
 reference benchmark (tools/benchmark/byte_tracker_reference.py)."""
 import json
 import os.path as osp
@@ -14,7 +14,7 @@ AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
 
 
 def test_timers_count_nested_calls_once_and_restore_what_they_wrapped():
-    from vastmat.benchmarks.test_path import Timers
+    from vastmat.benchmarks.testing_path import Timers
 
     class Base:
         def update(self):
@@ -271,8 +271,8 @@ def _fake_runtime_checkout(root, tcei):
         (root / 'TCEI' / 'tcei.py').write_text('import torch\n\n\ndef compute_cache_logits():\n    if True:\n'
                                                '        if True:\n            affinity = torch.ones(2)\n'
                                                + MINMAX_LINE + '            return affinity\n')
-    settings = (f'runtime = {{k: settings.pop(k) for k in {_RUNTIME_KEYS}}}\n        port_settings = settings' if tcei
-                else 'runtime, port_settings = settings, {}')
+    settings = (f'runtime = {{k: settings.pop(k) for k in {_RUNTIME_KEYS}}}\n'
+                '        port_settings = dict(params=settings)' if tcei else 'runtime, port_settings = settings, {}')
     experience = ("self.port.caches.w_pos = caches['w_pos_cache'].setdefault('cache', self.port.caches.w_pos)\n"
                   "        self.port.caches.w_neg = caches['w_neg_cache'].setdefault('cache', self.port.caches.w_neg)"
                   if tcei else 'pass')

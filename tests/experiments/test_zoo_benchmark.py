@@ -175,38 +175,6 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
     assert set(subset['table5']) == {'ByteTrack'} and not osp.exists(work / 'hota_vs_training.png')
 
 
-def test_threshold_grid_shares_one_scale_and_crosses_a_thresholds_own_grid():
-    """The calibration grid: the official thresholds share one scale; MOTIP's detection threshold, with a grid of
-    its own, takes each of its scales with each shared one (6 x 6 points, named apart); a grid named for a threshold
-    the config does not declare fails naming it."""
-    from mmengine.config import Config
-
-    from vastmat.experiments.zoo_training import grid_label, grid_text, scaled_thresholds, threshold_grid
-    from vastmat.experiments.zoo_training_order import THRESHOLD_SCALES
-    from vastmat.models.trackers.zoo import config_path
-    qdtrack = Config.fromfile(config_path('qdtrack/qdtrack_tiny_zoo_vastmat-demo.py'))
-    grid = threshold_grid(qdtrack, THRESHOLD_SCALES)
-    assert [grid_label(point) for point in grid] == ['0.5', '0.6', '0.7', '0.8', '0.9', '1']
-    assert all(set(point) == set(qdtrack.zoo_official_thresholds) for point in grid)
-    motip = Config.fromfile(config_path('motip/motip_tiny_zoo_vastmat-demo.py'))
-    grid = threshold_grid(motip, THRESHOLD_SCALES)
-    assert len(grid) == 36 and len({grid_label(point) for point in grid}) == 36
-    det = sorted({scaled_thresholds(motip, point)['model.tracker.det_thresh'] for point in grid})
-    newborn = sorted({scaled_thresholds(motip, point)['model.tracker.newborn_thresh'] for point in grid})
-    assert det == [0.2, 0.25, 0.3, 0.35, 0.4, 0.45] and newborn == [0.3, 0.36, 0.42, 0.48, 0.54, 0.6]
-    assert grid_label(grid[0]) == 'det_thresh0.667_newborn_thresh0.5'
-    assert grid_text(grid[0]) == 'det_thresh x0.667, newborn_thresh x0.5'
-    assert grid_text({'model.tracker.det_thresh': 0.8, 'model.tracker.newborn_thresh': 0.8}) == 'x0.8'
-    assert [grid_label(point) for point in threshold_grid(motip, (0.5, 1.0), own_grids=False)] == ['0.5', '1']
-    # the config's values are a point of its grid
-    assert {'model.tracker.det_thresh': motip.model.tracker.det_thresh,
-            'model.tracker.newborn_thresh': motip.model.tracker.newborn_thresh} in [
-                scaled_thresholds(motip, point) for point in grid]
-    motip.zoo_threshold_scales = {'model.tracker.id_thresh': (1.0, )}
-    with pytest.raises(KeyError, match='model.tracker.id_thresh not in zoo_official_thresholds'):
-        threshold_grid(motip, THRESHOLD_SCALES)
-
-
 def test_zoo_configs_start_from_the_demo_detectors_backbone():
     """The shared backbone fragment is the demo YOLOX's backbone, and the zoo configs that declare it load it."""
     from mmengine.config import Config
@@ -231,6 +199,7 @@ def test_zoo_motip_trains_in_two_stages_as_the_official(demo_root, tmp_path, mon
     from mmengine.config import Config
 
     from vastmat.experiments import zoo, zoo_training_order
+    from vastmat.experiments.zoo_context import ZooContext
     from vastmat.experiments.zoo_training import Training
     from vastmat.models.trackers.zoo import config_path
     detector = config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')
@@ -251,8 +220,7 @@ def test_zoo_motip_trains_in_two_stages_as_the_official(demo_root, tmp_path, mon
     assert zoo_training_order.task_trainings(members['TCEI'], members, {'TCEI'}) == [detector, pretrain, motip]
     assert zoo_training_order.shared_sources([members['MOTIP'], members['TCEI']], members) == []
     assert zoo_training_order.shared_sources([members['MOTIP'], members['TCEI'], members['QDTrack']], members) == [detector]
-    ctx = zoo_training_order.ZooContext(demo_root, 'protocol1', [], str(tmp_path / 'protocol1'),
-                                        log=lambda text: None)
+    ctx = ZooContext(demo_root, 'protocol1', [], str(tmp_path / 'protocol1'), log=lambda text: None)
     plan = zoo_training_order.training_plan(ctx, [members['MOTIP']])
     assert [config for _, config, _ in plan] == [detector, pretrain, motip]
     assert plan[1][0] == 'start of MOTIP: motip_tiny_zoo_vastmat-demo_detr-pretrain.py'
@@ -336,6 +304,7 @@ def test_expected_time_lays_the_tasks_out_as_the_workers_take_them(demo_root, tm
     """The plan: the longest task first; a worker takes the first ready task; TCEI starts when MOTIP ends; the
     detector and the backbone the tasks share run first, here, at 2 threads."""
     from vastmat.experiments import zoo
+    from vastmat.experiments.zoo_context import ZooContext
     from vastmat.experiments.zoo_plan import TWO_THREADS_SPEEDUP, TaskPlan, longest_first, makespan, task_plans
     tasks = [TaskPlan('A', [('a', 10.0)], 0.0), TaskPlan('B', [], 3.0), TaskPlan('C', [], 4.0, after='A'),
              TaskPlan('D', [('d', 6.0)], 1.0)]
@@ -344,7 +313,7 @@ def test_expected_time_lays_the_tasks_out_as_the_workers_take_them(demo_root, tm
     assert makespan(longest_first(tasks), 1) == 24.0
     assert makespan([TaskPlan('C', [], 4.0, after='A'), TaskPlan('A', [], 10.0)], 2) == 14.0  # C waits
     members = {m.name: m for m in zoo_trackers()}
-    ctx = zoo.ZooContext(demo_root, 'protocol1', [], str(tmp_path / 'protocol1'), log=lambda text: None)
+    ctx = ZooContext(demo_root, 'protocol1', [], str(tmp_path / 'protocol1'), log=lambda text: None)
     selected = [members[n] for n in ('ByteTrack', 'MOTIP', 'TCEI', 'QDTrack')]
     detector = zoo.DEMO_DETECTOR
     first, plans = task_plans(ctx, selected, members, ['original'], 2, detector)

@@ -213,7 +213,6 @@ needs_mot = pytest.mark.skipif(not osp.isdir(osp.join(SHARED_DATA, 'MOT17')),
                                reason=f'real data not found at {SHARED_DATA} (../shared/data beside the clone)')
 
 
-
 def postgres_bin() -> str | None:
     """The folder of PostgreSQL's programs (initdb, pg_ctl, createdb): where pg_ctl on PATH points, else Debian's
     /usr/lib/postgresql/<version>/bin (the newest; Debian puts them off PATH), else None."""

@@ -92,7 +92,7 @@ SUBSET = {
     'tools/analysis/motion_matcher_study.py': ['--videos', 'chicken_3', 'deer_4'],
     'tools/benchmark/association_speed.py': ['--videos', '2', '--repeats', '1'],
     'tools/benchmark/byte_tracker_reference.py': ['--videos', '2', '--repeats', '1'],
-    'tools/benchmark/test_path.py': ['--repeats', '1'],  # (all 32 videos: about 10 s)
+    'tools/benchmark/testing_path.py': ['--repeats', '1'],  # (all 32 videos: about 10 s)
     'tools/analysis/oracle_association.py': ['--videos', 'chicken_3', 'deer_4'],
     # ByteTrack on two videos of the report half at both frame rates, a 500-frame video of 5 animals for the speed
     'tools/benchmark/global_linking.py': ['--trackers', 'ByteTrack', '--videos', 'deer_4', '--frames', '300',

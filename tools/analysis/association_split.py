@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> dict:
     from vastmat.benchmarks.association_inputs import continuation_share, zoo_association_inputs
     from vastmat.benchmarks.association_split import association_split, zoo_results_dirs
     from vastmat.experiments.zoo import select_members
-    from vastmat.experiments.zoo_training_order import ZooContext
+    from vastmat.experiments.zoo_context import ZooContext
     from vastmat.utils.errors import UserInputError
     from vastmat.utils.io import write_json_atomic
     from vastmat.utils.threads import torch_threads

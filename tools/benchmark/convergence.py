@@ -20,7 +20,6 @@ from vastmat.experiments.zoo_benchmark import DEMO_ROOT
 from vastmat.utils.threads import default_threads
 
 
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data-root', default=DEMO_ROOT, help=f'VastMAT root (default {DEMO_ROOT})')
@@ -41,7 +40,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     from vastmat.apis import video_list
     from vastmat.benchmarks.convergence import convergence_rows, plot_convergence
     from vastmat.experiments.zoo import DEMO_DETECTOR, select_members
-    from vastmat.experiments.zoo_training_order import ZooContext
+    from vastmat.experiments.zoo_context import ZooContext
     from vastmat.utils.io import write_json_atomic
     from vastmat.utils.threads import torch_threads
     args = parse_args(argv)

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     from vastmat.benchmarks.overfit import make_overfit_root, overfit_recipe, overfit_rows, plot_overfit
     from vastmat.experiments.zoo import DEMO_DETECTOR, select_members
     from vastmat.experiments.zoo_benchmark import ensure_data
-    from vastmat.experiments.zoo_training_order import ZooContext
+    from vastmat.experiments.zoo_context import ZooContext
     from vastmat.utils.io import write_json_atomic
     from vastmat.utils.threads import torch_threads
     args = parse_args(argv)

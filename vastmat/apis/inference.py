@@ -115,7 +115,8 @@ def run_tracking_test(config: str | Config, data_root: str, det_root: str, work_
     ``work_dir/metrics.json`` (the evaluator writes ``metrics_per_video.json`` beside it); returns the metrics."""
     import argparse
 
-    from vastmat.engine.cli import build_runner, print_metrics_table
+    from vastmat.engine.cli import print_metrics_table
+    from vastmat.engine.runner_builder import build_runner
     from vastmat.engine.tracking_options import apply_tracking_options
     from vastmat.utils.io import write_json_atomic
     cfg = load_config(config, cfg_options)

@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from vastmat.experiments.zoo import run_cached_member, run_model_member, train
+from vastmat.experiments.zoo_context import ZooContext
 from vastmat.experiments.zoo_scoring import detector_boxes
 from vastmat.experiments.zoo_training import Training, detect
-from vastmat.experiments.zoo_training_order import ZooContext, training_config
+from vastmat.experiments.zoo_training_order import training_config
 
 MEASURES = ('AP50', 'mAP', 'R1', 'DetA', 'AssA')  # quality columns, as each model has them
 
@@ -47,7 +48,7 @@ def window_loss(losses: list[tuple[int, float]], start: int, end: int) -> float:
 
 def reid_metrics(ctx: ZooContext, config: str, checkpoint: str, out_dir: str) -> dict:
     """The ReID config's test evaluator (mAP, CMC rank-1) on the test videos' identity crops at ``checkpoint``."""
-    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.runner_builder import build_quiet_runner
     cfg = training_config(ctx, config, 'ReID test')
     cfg.work_dir = out_dir
     cfg.load_from = checkpoint

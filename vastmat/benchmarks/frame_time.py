@@ -14,6 +14,7 @@ import numpy as np
 from rich.table import Table
 from tqdm import tqdm
 
+from vastmat.models.trackers.track_store import TrackList
 from vastmat.utils.errors import UserInputError
 
 
@@ -21,7 +22,7 @@ def tracks_alive(tracker: Any) -> int:
     """Tracks the tracker carries into its next frame: its tracked and lost rows (a :class:`.TrackStore`) or its
     live rows (a :class:`.TrackList`, TrackTrack)."""
     tracks = tracker.tracks
-    if hasattr(tracks, 'live'):
+    if isinstance(tracks, TrackList):
         return len(tracks.live)
     return len(tracks.tracked) + len(tracks.lost)
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from vastmat.datasets.samplers import endless_sampler
 from vastmat.experiments.zoo import run_model_member, train
+from vastmat.experiments.zoo_context import ZooContext
 from vastmat.experiments.zoo_training import Training, detect
-from vastmat.experiments.zoo_training_order import ZooContext
 from vastmat.utils.io import write_lines_atomic
 
 from .convergence import logged_losses, reid_metrics, window_loss

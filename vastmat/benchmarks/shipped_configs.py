@@ -155,7 +155,7 @@ def _peak_memory_mb(device: str) -> float | None:
     import torch
     if device == 'cuda':
         return torch.cuda.max_memory_allocated() / 2 ** 20
-    from vastmat.benchmarks.test_path import peak_rss_mb
+    from vastmat.benchmarks.testing_path import peak_rss_mb
     try:
         return peak_rss_mb()
     except (OSError, StopIteration):  # no /proc (not Linux)
@@ -221,7 +221,7 @@ def check_config(config: str, work_dir: str, data_folder: str, device: str = 'cp
     video. ``amp``: ``AmpOptimWrapper`` as ``tools/train.py --amp``; ``workers``: the config's dataloader workers
     (else everything runs in this process); ``frame_size``: the generated frames' size (default: the config's input
     size; the pipeline resizes them either way). The exception that stops it is recorded in ``error``, not raised."""
-    from vastmat.engine.cli import enable_amp
+    from vastmat.engine.runner_builder import enable_amp
     path = config if osp.isabs(config) else osp.join(CONFIG_ROOT, config)
     result = CheckResult(osp.relpath(path, CONFIG_ROOT), 'test', device)
     start = time.perf_counter()
@@ -248,7 +248,7 @@ def check_config(config: str, work_dir: str, data_folder: str, device: str = 'cp
 
 def _train(cfg: Config, result: CheckResult, probe: IterationProbe, device: str, data: CheckData, frames: int,
            projected: bool) -> None:
-    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.runner_builder import build_quiet_runner
     train_cfg = copy.deepcopy(cfg)
     train_cfg.train_cfg.pop('val_begin', None)
     _reset_peak_memory(device)
@@ -300,7 +300,7 @@ def _extra_det_roots(cfg: Config, data: CheckData) -> list[str]:
 
 def _test_runner(cfg: Config, data: CheckData, frames: int) -> Any:
     """The runner of ``cfg``'s test on one generated video, its test loop built (dataloader, evaluator)."""
-    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.runner_builder import build_quiet_runner
     from vastmat.engine.tracking_options import apply_tracking_options
     test_cfg = copy.deepcopy(cfg)
     test_cfg.load_from = None  # the trained weights are not the check's subject; random ones run the same path

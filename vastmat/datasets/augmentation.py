@@ -268,7 +268,6 @@ class FairMOTRandomAffine(BaseTransform):
                 f'{self.max_shear_degree}, border_val={self.border_val})')
 
 
-
 @TRANSFORMS.register_module()
 class ClipColorJitter(BaseTransform):
     """torchvision's ``ColorJitter`` (brightness, contrast, saturation, hue in a random order) on the BGR ``uint8``

@@ -13,7 +13,6 @@ import cv2
 import numpy as np
 
 
-
 @dataclass
 class Appearance:
     """How one animal looks: fur colour, stripes or spots, body proportions."""

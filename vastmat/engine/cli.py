@@ -1,6 +1,6 @@
 """What ``tools/train.py`` and ``tools/test.py`` share: flags, config loading (``--cfg-options`` checked by
-:mod:`.config_options`, tracking options in :mod:`.tracking_options`), building the runner, printing metrics and
-the command-line error handling."""
+:mod:`.config_options`, tracking options in :mod:`.tracking_options`), printing metrics and the command-line error
+handling. Building the runner is :mod:`.runner_builder`'s."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,6 @@ import os.path as osp
 from typing import Any
 
 from mmengine.config import Config
-from mmengine.runner import Runner
 
 from vastmat.engine.config_options import CfgOptionsAction, ConfigKeyError, apply_cfg_options
 from vastmat.utils.errors import UserInputError
@@ -57,46 +56,6 @@ def load_config(args: argparse.Namespace) -> Config:
     return adjust_config(cfg)
 
 
-def enable_amp(cfg: Config) -> None:
-    """Automatic mixed precision training (``tools/train.py --amp``, as MMDetection's): ``AmpOptimWrapper`` with a
-    dynamic loss scale around the config's optimizer."""
-    cfg.optim_wrapper.type = 'AmpOptimWrapper'
-    cfg.optim_wrapper.loss_scale = 'dynamic'
-
-
-_RUNNERS_BUILT = [0]
-
-
-def build_runner(cfg: Config) -> Runner:
-    """Build the runner named by ``runner_type`` (VastMAT's configs use ``VastMATRunner``).
-
-    A second runner in one process (tools called in-process: the matcher table, the tests) gets its own experiment
-    name: mmengine keys its logger and visualizer by that name (with a timestamp in seconds), so two runs in the
-    same second would otherwise log into the first run's work dir.
-    """
-    import vastmat.engine  # noqa: F401  (safe checkpoint loading, the runner and its hooks)
-    from vastmat.registry import RUNNERS  # looked up from our registry: mmengine's root knows no default scope yet
-    if _RUNNERS_BUILT[0] and cfg.get('experiment_name') is None:
-        cfg.experiment_name = f'{osp.splitext(osp.basename(cfg.filename or "run"))[0]}_run{_RUNNERS_BUILT[0]}'
-    _RUNNERS_BUILT[0] += 1
-    if 'runner_type' not in cfg:
-        return Runner.from_cfg(cfg)
-    return RUNNERS.build(cfg)
-
-
-def build_quiet_runner(cfg: Config) -> Runner:
-    """:func:`build_runner` whose console shows only warnings and errors (no config dump, no hook list, no
-    per-iteration lines): for tools that show their own progress. The log file in the work dir keeps the training
-    and test lines (the config is in the work dir's dumped config file)."""
-    import logging
-    cfg.log_level = 'WARNING'
-    runner = build_runner(cfg)
-    for handler in runner.logger.handlers:
-        if isinstance(handler, logging.FileHandler):
-            handler.setLevel(logging.INFO)
-    return runner
-
-
 def print_metrics_table(metrics: dict[str, Any], title: str) -> None:
     """Print metrics as a table (rich)."""
     from rich.console import Console
@@ -108,7 +67,6 @@ def print_metrics_table(metrics: dict[str, Any], title: str) -> None:
     for name, value in metrics.items():
         table.add_row(str(name), f'{value:.4f}' if isinstance(value, float) else str(value))
     Console().print(table)
-
 
 
 # Third-party deprecation warnings that every run would print and that the user cannot act on (mmdet 3.3 / mmengine
@@ -138,7 +96,13 @@ USER_ERRORS: tuple[type[BaseException], ...] = (UserInputError, FileNotFoundErro
 
 
 def filter_known_warnings() -> None:
-    """Silence :data:`KNOWN_WARNINGS` and mmengine's known deprecation log lines in this process."""
+    """Silence :data:`KNOWN_WARNINGS` and mmengine's known deprecation log lines in this process.
+
+    The log lines need ``MMLogger.__init__`` patched: each runner makes a new ``MMLogger`` (keyed by its experiment
+    name) with its own handlers, and a logger's filters see only the records logged on it (not those of other
+    loggers), while mmengine offers no hook for a new logger: so the filter is added to every ``MMLogger`` as it is
+    made, and to those made already. The patch is made once per process (the flag
+    ``MMLogger._vastmat_filtered``) and only here, at the command-line entry points, as the warning filters are."""
     import logging
     import warnings
     for category, message, module in KNOWN_WARNINGS:

@@ -174,7 +174,6 @@ def apply_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[s
     return cfg
 
 
-
 def point_datasets(node: Any, data_root: str, protocol: str | None = None, every_dataset: bool = False) -> int:
     """Point every VastMATDataset of a config node (wrapped ones included, e.g. in ``MultiImageMixDataset``) at
     ``data_root`` (and ``protocol`` when given); ``every_dataset``: every dataset that names a ``data_root`` (D2MP's

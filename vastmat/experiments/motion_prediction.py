@@ -45,7 +45,7 @@ def train_d2mp(args: Any, train_videos: list[str],
     from mmengine.config import Config
     from mmengine.hooks import Hook
 
-    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.runner_builder import build_quiet_runner
 
     class TimeLimit(Hook):
         """Stops the loop after ``seconds`` of training, keeps the losses and records the learning curve."""

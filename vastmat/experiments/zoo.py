@@ -11,7 +11,7 @@ Each learned tracker is scored at the first and the last of its kept checkpoints
 the last checkpoint runs once per matcher where the tracker takes one.
 
 This module trains and runs each member; what the zoo trains and in which order is :mod:`.zoo_training_order`, the
-tracking and scoring steps :mod:`.zoo_scoring`.
+test thresholds :mod:`.zoo_calibration`, the tracking and scoring steps :mod:`.zoo_scoring`.
 """
 from __future__ import annotations
 
@@ -22,10 +22,11 @@ from typing import Any
 
 from vastmat.models.trackers.zoo import ZooTracker, config_path
 
-from .zoo_scoring import (calibrate_thresholds, curve_point, model_run_dir, part_inputs, scored_checkpoints,
-                          track_on_cached)
+from .zoo_calibration import calibrate_thresholds
+from .zoo_context import ZooContext
+from .zoo_scoring import curve_point, model_run_dir, part_inputs, scored_checkpoints, track_on_cached
 from .zoo_training import Training, test_tracking_model, train_once, zoo_config
-from .zoo_training_order import NUM_CHECKPOINTS, START_KEYS, ZooContext, source_order, start_sources, training_config
+from .zoo_training_order import NUM_CHECKPOINTS, START_KEYS, source_order, start_sources, training_config
 
 DEMO_DETECTOR = config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')  # the demo data's detector
 PART_LABELS = dict(features='ReID model (features)', motion='D2MP (motion)')
@@ -124,7 +125,8 @@ def run_model_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], m
         iterations=training.max_iters, reused=training.reused,
         kind='checkpoint of ' + owner.name if member.checkpoint_of else 'model'))
     cfg = zoo_config(member.demo_config, ctx.data_root, ctx.protocol, ctx.work_dir, f'{member.name}')
-    calibration = calibrate_thresholds(ctx, member.name, cfg, training)
+    calibration = calibrate_thresholds(cfg, training, member.name, ctx.data_root, ctx.protocol, ctx.preset,
+                                       ctx.calibration_split, ctx.threshold_scales, ctx.own_threshold_grids, ctx.log)
     if calibration is not None:
         cfg.merge_from_dict(calibration['thresholds'])
         out['thresholds'] = calibration

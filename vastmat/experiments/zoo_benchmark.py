@@ -20,10 +20,12 @@ from vastmat.utils.errors import UserInputError
 
 from .launchers import run_pulled
 from .zoo import run_cached_member, run_model_member, train
+from .zoo_calibration import THRESHOLD_SCALES
+from .zoo_context import ZooContext
 from .zoo_plan import REPORT_SECONDS, longest_first, makespan, task_plans
 from .zoo_report import report
 from .zoo_scoring import detector_boxes, link_runs
-from .zoo_training_order import THRESHOLD_SCALES, ZooContext, shared_sources
+from .zoo_training_order import shared_sources
 
 DEMO_ROOT = 'data/demo'
 

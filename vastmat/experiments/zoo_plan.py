@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 from vastmat.models.trackers.zoo import ZooTracker
 
+from .zoo_calibration import calibration_grid
+from .zoo_context import ZooContext
 from .zoo_scoring import SCORED_CHECKPOINTS
-from .zoo_training import expected_seconds, find_training, set_schedule, threshold_grid
-from .zoo_training_order import (NUM_CHECKPOINTS, ZooContext, shared_sources, task_trainings, training_config,
-                                 training_plan)
+from .zoo_training import expected_seconds, find_training, set_schedule
+from .zoo_training_order import NUM_CHECKPOINTS, shared_sources, task_trainings, training_config, training_plan
 
 # Measured on the build machine (2-core AMD EPYC, AVX-512): the demo YOLOX's iteration at 1 thread against 2 threads
 # alone (0.125 s and 0.118 s over 120 iterations); the small models gain little from a second thread.
@@ -67,8 +68,8 @@ def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str], test:
     if not member.on_cached_detections:
         from mmengine.config import Config
         cfg = Config.fromfile(member.demo_config)
-        calibrations = len(threshold_grid(cfg, ctx.threshold_scales, ctx.own_threshold_grids)) if (
-            ctx.calibration_split is not None and cfg.get('zoo_official_thresholds')) else 0
+        calibrations = len(calibration_grid(cfg, ctx.calibration_split, ctx.threshold_scales,
+                                            ctx.own_threshold_grids))
         return (calibrations * _seconds(MODEL_TEST_SECONDS, dev)
                 + (SCORED_CHECKPOINTS + extra) * _seconds(MODEL_TEST_SECONDS, test))
     if not member.demo_parts:

@@ -85,7 +85,7 @@ def training_rows(results: dict, detections: dict, protocol: str) -> dict:
 def print_training_table(rows: dict, protocol: str, console: Console) -> None:
     from rich.table import Table
 
-    from .zoo_training import grid_text
+    from .zoo_calibration import grid_text
     table = Table(title=f'What each tracker learned ({PROTOCOL_LABEL.get(protocol, protocol)}): HOTA at the first '
                   'kept checkpoint and at the last')
     for header in ('tracker', 'learned', 'iterations', 'train min', 'thresholds', 'HOTA 1st ckpt (iter)', 'HOTA'):
@@ -167,7 +167,7 @@ def report(args: Any, detections: dict, results: dict, console: Console, linked:
     from vastmat.utils.provenance import code_commit, now_iso
 
     from .report import write_report
-    from .zoo_training_order import THRESHOLD_SCALES
+    from .zoo_calibration import THRESHOLD_SCALES
 
     console.print('[4/4] results')
     skipped = {f'{protocol}/{t}/{m}': run['skipped'] for protocol in args.protocols

@@ -1,10 +1,9 @@
 """How the zoo tracks and scores: the detector's cached boxes, a tracker on them (with the inputs of a learned part
-at one checkpoint), the checkpoints it scores and their curve points, and a whole model's run folders and calibrated
-score thresholds. The members' runs that train and call these are in :mod:`.zoo`.
+at one checkpoint), the checkpoints it scores and their curve points, and a whole model's run folders (its score
+thresholds are calibrated by :mod:`.zoo_calibration`). The members' runs that train and call these are in :mod:`.zoo`.
 """
 from __future__ import annotations
 
-import copy
 import os
 import os.path as osp
 
@@ -13,9 +12,9 @@ from mmengine.config import Config
 from vastmat.models.trackers.zoo import ZooTracker, config_path
 from vastmat.utils.io import write_json_atomic
 
-from .zoo_training import (Training, detect, grid_label, grid_text, scaled_thresholds, test_tracking_model,
-                            threshold_grid)
-from .zoo_training_order import ZooContext, training_config
+from .zoo_context import ZooContext
+from .zoo_training import Training, detect
+from .zoo_training_order import training_config
 
 TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
 DONE = 'dump_done.json'  # written last in a feature dump's folder
@@ -71,7 +70,7 @@ def part_inputs(ctx: ZooContext, kind: str, config: str, training: Training, ite
         model = Config.fromfile(config).model.to_dict()
         return det_root, extra_det_roots, dict(motion=dict(model, checkpoint=checkpoint))
     if kind == 'features':
-        from vastmat.engine.cli import build_quiet_runner
+        from vastmat.engine.runner_builder import build_quiet_runner
         from vastmat.evaluation.metrics.dump_features import feature_dump_config
         roots = {}
         for name, root in dict(dets=det_root, **extra_det_roots).items():
@@ -109,41 +108,9 @@ def model_run_dir(training: Training, name: str, preset: str, iteration: int, ma
                   thresholds: str | None = None) -> str:
     """Where the zoo tests tracker ``name`` on the checkpoint of ``training`` at ``iteration`` with ``matcher``
     (``results/``, ``metrics.json``), at the official thresholds scaled as the calibration grid point named
-    ``thresholds`` (:func:`.zoo_training.grid_label`; None: the config's own)."""
+    ``thresholds`` (:func:`.zoo_calibration.grid_label`; None: the config's own)."""
     folder = 'config_thresholds' if thresholds is None else f'thresholds_x{thresholds}'
     return osp.join(training.work_dir, 'tests', name, preset, folder, f'iter_{iteration}', matcher)
-
-
-def calibrate_thresholds(ctx: ZooContext, name: str, cfg: Config, training: Training) -> dict | None:
-    """The point of the calibration grid (:func:`.zoo_training.threshold_grid`: the official thresholds times a
-    scale of ``ctx.threshold_scales``, a threshold with a grid of its own times each of its scales) that tracks the
-    ``ctx.calibration_split`` videos best (HOTA; ties: the larger scales) at the last checkpoint of ``training``:
-    ``dict(label, scales, thresholds, split, hota={label: HOTA})``; None where the config declares no official
-    thresholds or the context calibrates nothing."""
-    if ctx.calibration_split is None or not cfg.get('zoo_official_thresholds'):
-        return None
-    from vastmat.datasets.sequences import read_split
-    videos = read_split(ctx.data_root, ctx.protocol, ctx.calibration_split)
-    iteration, checkpoint = training.checkpoints[-1]
-    hota, points = {}, {}
-    for point in threshold_grid(cfg, ctx.threshold_scales, ctx.own_threshold_grids):
-        label = grid_label(point)
-        scaled = copy.deepcopy(cfg)
-        scaled.merge_from_dict(scaled_thresholds(cfg, point))
-        run_dir = osp.join(training.work_dir, 'tests', name, ctx.preset, 'calibration',
-                           f'{ctx.calibration_split}_x{label}', f'iter_{iteration}')
-        metrics = test_tracking_model(scaled, checkpoint, videos, run_dir, ctx.preset, split=ctx.calibration_split)
-        hota[label], points[label] = metrics['COMBINED']['HOTA'], point
-    best = max(hota, key=lambda label: (hota[label], tuple(points[label].values())))
-    if len(hota) <= len(ctx.threshold_scales):
-        scores = ', '.join(f'{grid_text(points[label])} {100 * h:.1f}' for label, h in hota.items())
-    else:  # a crossed grid: its range (every point's HOTA is in zoo.json)
-        scores = (f'{100 * hota[best]:.1f}, the {len(hota)} points {100 * min(hota.values()):.1f} to '
-                  f'{100 * max(hota.values()):.1f}')
-    ctx.log(f'  {name}: thresholds {grid_text(points[best])} of the official ones '
-            f'(HOTA on the {ctx.calibration_split} videos: {scores})')
-    return dict(label=best, scales=points[best], thresholds=scaled_thresholds(cfg, points[best]),
-                split=ctx.calibration_split, hota=hota)
 
 
 # ------------------------------------------------------------------------------------------------------ linking

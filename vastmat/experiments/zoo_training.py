@@ -11,14 +11,13 @@ import argparse
 import copy
 import glob
 import hashlib
-import itertools
 import json
 import os
 import os.path as osp
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from mmengine.config import Config
 
@@ -178,7 +177,7 @@ def find_training(cfg: Config) -> Training | None:
 def train_once(cfg: Config, iters: int | None = None, num_checkpoints: int = 1) -> Training:
     """Train ``cfg`` (a :func:`zoo_config`) unless the same config on the same data was trained before in
     ``cfg.work_dir``: each training lives in ``cfg.work_dir/<hash of the resolved config>``."""
-    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.runner_builder import build_quiet_runner
     cfg = copy.deepcopy(cfg)
     length = set_schedule(cfg, iters, num_checkpoints)
     found = find_training(cfg)
@@ -203,62 +202,13 @@ def expected_seconds(cfg: Config, iters: int | None = None) -> float:
     return per_iter * (iters if iters is not None else cfg.train_cfg.get('max_iters', 0))
 
 
-def threshold_grid(cfg: Config, scales: Sequence[float], own_grids: bool = True) -> list[dict[str, float]]:
-    """The calibration grid of a tiny zoo config, each point ``{dotted key: scale}`` over the score thresholds it
-    declares in ``zoo_official_thresholds`` (empty when it declares none). They share one scale of ``scales``,
-    except a threshold with a grid of its own in ``zoo_threshold_scales`` (``{key: scales}``; ignored unless
-    ``own_grids``), which takes each of its scales with each of the others'."""
-    official = cfg.get('zoo_official_thresholds') or {}
-    own = dict(cfg.get('zoo_threshold_scales') or {}) if own_grids else {}
-    unknown = sorted(set(own) - set(official))
-    if unknown:
-        raise KeyError(f'zoo_threshold_scales: {", ".join(unknown)} not in zoo_official_thresholds '
-                       f'({", ".join(official) or "none declared"})')
-    shared = [key for key in official if key not in own]
-    axes = [[{key: scale for key in shared} for scale in scales]] if shared else []
-    axes += [[{key: scale} for scale in own[key]] for key in official if key in own]
-    points = [{key: scale for part in point for key, scale in part.items()} for point in itertools.product(*axes)]
-    return [{key: point[key] for key in official} for point in points]
-
-
-def _own_scales(point: dict[str, float]) -> list[tuple[str, float]] | None:
-    """``[(the key's last part, scale), ...]`` of a grid point whose thresholds differ in scale; None where all share
-    one."""
-    if len(set(point.values())) <= 1:
-        return None
-    return [(key.rsplit('.', 1)[-1], scale) for key, scale in point.items()]
-
-
-def grid_label(point: dict[str, float]) -> str:
-    """A grid point's name (zoo.json, folders): its scale where all thresholds share one (``0.8``), else each
-    threshold's last key part and scale (``det_thresh1.33_newborn_thresh0.8``)."""
-    own = _own_scales(point)
-    if own is None:
-        return f'{next(iter(point.values()), 1.0):g}'
-    return '_'.join(f'{name}{scale:.3g}' for name, scale in own)
-
-
-def grid_text(point: dict[str, float]) -> str:
-    """A grid point as the tables and logs show it: ``x0.8``, ``det_thresh x1.33, newborn_thresh x0.8``."""
-    own = _own_scales(point)
-    if own is None:
-        return f'x{grid_label(point)}'
-    return ', '.join(f'{name} x{scale:.3g}' for name, scale in own)
-
-
-def scaled_thresholds(cfg: Config, point: dict[str, float]) -> dict[str, float]:
-    """``{dotted key: official value x its scale in point}`` of the thresholds of ``zoo_official_thresholds``, for
-    ``Config.merge_from_dict``."""
-    return {key: round(value * point[key], 4) for key, value in (cfg.get('zoo_official_thresholds') or {}).items()}
-
-
 def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], out_dir: str, preset: str,
                         dump_dets: str | None = None, split: str = 'test') -> dict:
     """Track the ``split`` videos (``videos``: their names) with a whole tracking model (``cfg``: a
     :func:`zoo_config`, a matcher swapped in by :func:`vastmat.apis.swap_matcher` beforehand) at ``checkpoint`` and
     score them with TrackEval (per video and COMBINED, as :func:`vastmat.apis.track_and_score`); ``dump_dets`` also
     writes its detections. ``out_dir/metrics.json`` (written last) is reused when present."""
-    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.runner_builder import build_quiet_runner
     from vastmat.engine.tracking_options import apply_tracking_options
     from vastmat.evaluation.mot_eval import evaluate, sequence_specs
     saved = osp.join(out_dir, 'metrics.json')
@@ -287,7 +237,7 @@ def detect(config: str, checkpoint: str, data_root: str, protocol: str, work_dir
            nms_iou: float | None = None) -> dict:
     """Test a detector on the protocol's test videos (COCO metrics, ``det/AP50`` ...) and, with ``out_dir``, dump
     its boxes there as det.txt files (with NMS at ``nms_iou`` when given); returns its metrics."""
-    from vastmat.engine.cli import build_quiet_runner
+    from vastmat.engine.runner_builder import build_quiet_runner
     from vastmat.engine.tracking_options import apply_tracking_options
     from vastmat.evaluation.metrics import DumpTrackingDetections
     cfg = zoo_config(config, data_root, protocol, work_dir, f'{protocol} detector')

@@ -1,4 +1,4 @@
-"""What every zoo run of one protocol shares (:class:`ZooContext`) and what it trains: each training's config, the
+"""What the zoo trains for one protocol's run (:class:`.zoo_context.ZooContext`): each training's config, the
 trainings a config starts from (:data:`START_KEYS`, sources first), each member's and each task's trainings, and the
 plan of them all with their expected seconds. The trainings themselves run in :func:`vastmat.experiments.zoo.train`.
 """
@@ -7,44 +7,15 @@ from __future__ import annotations
 import functools
 import os
 import os.path as osp
-from dataclasses import dataclass, field
-from typing import Callable
 
 from mmengine.config import Config
 
 from vastmat.models.trackers.zoo import ZooTracker, config_path
 
+from .zoo_context import ZooContext
 from .zoo_training import Training, expected_seconds, find_training, set_schedule, zoo_config
 
 NUM_CHECKPOINTS = 3  # kept checkpoints of every learned part (tools/benchmark/convergence.py scores each)
-# The zoo's one threshold rule for its tiny models: each declares its official score thresholds
-# (``zoo_official_thresholds``) and is tested at the official ones times the scale of this grid that tracks the
-# protocol's dev videos (train videos held for tuning) best, at its last checkpoint; never chosen on the test videos.
-# Minutes of CPU training leave each model's scores less confident by its own amount (measured on the demo's dev
-# videos: the best scale is 0.5 for FairMOT, 0.6 QDTrack, 0.9 TransTrack). A config may give a threshold a grid of
-# its own (``zoo_threshold_scales``: MOTIP's detection threshold, whose config says why); the zoo then tries each of
-# its scales with each of this grid's (:func:`.zoo_training.threshold_grid`).
-THRESHOLD_SCALES = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-
-
-@dataclass
-class ZooContext:
-    """What every run of one protocol shares."""
-
-    data_root: str
-    protocol: str
-    videos: list[str]
-    work_dir: str  # W/<protocol>
-    preset: str = 'vastmat'
-    train_iters: int | None = None  # every training's length (None: each config's)
-    log: Callable[[str], None] = print
-    trainings: dict[str, Training] = field(default_factory=dict)  # by config path: each part trained once
-    recipe: Callable[[Config], Config] | None = None  # changes every training config (the overfit benchmark's)
-    calibration_split: str | None = 'dev'  # where the thresholds are calibrated (None: the configs' own)
-    threshold_scales: tuple[float, ...] = THRESHOLD_SCALES
-    own_threshold_grids: bool = True  # a config's zoo_threshold_scales (False: threshold_scales for every threshold)
-    adaptive_threads: bool = False  # trainings share the cores with others (zoo_config's AdaptiveThreadsHook)
-    seed: int | None = None  # every training's randomness seed (None: each config's)
 
 
 def training_config(ctx: ZooContext, config: str, label: str) -> Config:

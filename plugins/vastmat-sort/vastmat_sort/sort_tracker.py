@@ -24,7 +24,7 @@ import lap
 import numpy as np
 
 from vastmat.models.association.matchers import IoU
-from vastmat.models.trackers import BaseTracker, TrackList
+from vastmat.models.trackers import BaseTracker, TrackList, column
 from vastmat.registry import MODELS
 from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
@@ -97,12 +97,16 @@ Q = np.diag([1.0, 1.0, 1.0, 1.0, 0.01, 0.01, 0.0001])  # process noise
 P0 = np.diag([10.0, 10.0, 10.0, 10.0, 10000.0, 10000.0, 10000.0])  # the velocities start very uncertain
 
 
-def sort_tracks() -> TrackList:
+class SORTTracks(TrackList):
     """The tracks of a video as rows of arrays: the Kalman state ``x`` (7) and covariance ``P`` (7 x 7), and the
-    reference's counters ``time_since_update``, ``hits``, ``hit_streak``, ``age``."""
-    counter = ((), np.int64)
-    return TrackList(dict(x=((7, ), np.float64), P=((7, 7), np.float64), time_since_update=counter, hits=counter,
-                          hit_streak=counter, age=counter))
+    reference's counters."""
+
+    x: np.ndarray = column((7, ))
+    P: np.ndarray = column((7, 7))
+    time_since_update: np.ndarray = column((), np.int64)
+    hits: np.ndarray = column((), np.int64)
+    hit_streak: np.ndarray = column((), np.int64)
+    age: np.ndarray = column((), np.int64)
 
 
 @MODELS.register_module()
@@ -126,7 +130,7 @@ class SORT(BaseTracker):
         self.max_age = max_age
         self.min_hits = min_hits
         self.iou_threshold = iou_threshold
-        self.tracks = sort_tracks()
+        self.tracks = SORTTracks()
 
     def reset(self) -> None:
         """Forget every track; the id counter restarts (ids start at 1 again)."""

@@ -14,7 +14,8 @@ from helpers.common import SHARED_DATA
 from vastmat.models.association import (CDA, CenterSim, FrameContext, Fused, IoU, MotionAdaptiveCDA,
                                         motion_adaptive_iou_weight)
 from vastmat.models.trackers.motion_context import matcher_context, track_motion
-from vastmat.models.trackers.track_store import TrackRows, TrackTable
+from vastmat.models.trackers.diffmot_tracks import DiffMOTTracks
+from vastmat.models.trackers.track_store import KalmanTracks, TrackRows, TrackTable
 from vastmat.registry import MATCHERS
 from vastmat.structures.pair_geometry import PairGeometry
 from vastmat.structures.tracking import TrackingFrame
@@ -212,11 +213,11 @@ def test_frame_context_and_the_trackers_helper():
     assert FrameContext(5).as_kwargs() == dict(num_high_conf=5)
     context = FrameContext(5, DISPLACEMENT, None).as_kwargs()
     assert set(context) == {'num_high_conf', 'track_displacement'} and context['track_displacement'] is DISPLACEMENT
-    # matchers that read no per-track entry get exactly what trackers passed before
+    # matchers that read no per-track entry get only num_high_conf
     assert matcher_context(IoU(), [object()], 4) == dict(num_high_conf=4)
-    # the helper reads each kind of track state
+    # the helper reads each kind of track state (by the table's declared kind)
     covariance = np.diag([4.0, 16.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
-    table = TrackTable(dict(mean=((8, ), np.float64), covariance=((8, 8), np.float64)))
+    table = KalmanTracks()
     rows = table.add(np.ones(2), 1, mean=np.array([[9, 9, 1, 50, 0, 0, 0, 0], [0, 0, 1, 50, 3.0, 4.0, 0, 0]]),
                      covariance=np.stack([np.eye(8), covariance]))
     kalman = TrackRows(table, rows[::-1])  # rows in the call's order
@@ -224,11 +225,14 @@ def test_frame_context_and_the_trackers_helper():
     np.testing.assert_allclose(displacement, [5.0, 0.0])
     np.testing.assert_allclose(std, [math.sqrt(10.0), 1.0])
     # a DiffMOT table: the last of num_conds conditions
-    diffmot = TrackTable(dict(conds=((5, 8), np.float64), num_conds=((), np.int64)))
+    diffmot = DiffMOTTracks()
     conds = np.zeros((1, 5, 8))
     conds[0, 1] = [0, 0, 9, 9, -6.0, 8.0, 1, 1]
     diffmot_rows = TrackRows(diffmot, diffmot.add(np.ones(1), 1, conds=conds, num_conds=2))
     assert track_motion(diffmot_rows)[0].tolist() == [10.0] and track_motion(diffmot_rows)[1] is None
+    # a table of another kind (columns of the same names, undeclared): no motion
+    other = TrackTable(dict(conds=((5, 8), np.float64), num_conds=((), np.int64)))
+    assert np.isnan(track_motion(TrackRows(other, other.add(np.ones(1), 1)))[0]).all()
     decoder = [SimpleNamespace(displacement=2.5), SimpleNamespace(displacement=float('nan'))]
     np.testing.assert_array_equal(track_motion(decoder)[0], [2.5, np.nan])
     assert np.isnan(track_motion([object()])[0]).all()

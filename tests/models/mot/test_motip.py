@@ -100,7 +100,6 @@ def test_full_size_model_has_the_official_parameter_count_and_runs():
         assert len(out) == 50 and len(set(out.ids.tolist())) == 50  # 300 newborns, the 50 ID labels
 
 
-
 def test_a_model_without_init_weights_reads_no_uninitialised_memory():
     """mmdet's DeformableDETR creates level_embed uninitialised (torch.Tensor) until init_weights(); a model run
     without init_weights or a checkpoint read garbage, occasionally NaN (seen once in CI, as with TransTrack). With
@@ -145,7 +144,6 @@ def test_training_step_matches_queries_and_trains_the_id_decoder(tiny):
     assert 'loss_id' not in model.loss(inputs, [clip(frames)])
     with pytest.raises(ValueError, match=r'inputs must be \(N, T, C, H, W\)'):
         model.loss(inputs[0], [clip(frames)])
-
 
 
 def test_detr_chunks_and_checkpointing_change_no_value(tiny):

@@ -44,8 +44,6 @@ def inputs_digest(queries: dict) -> str:
     return h.hexdigest()
 
 
-
-
 # ------------------------------------------------------------------------------------------ the official output
 # variant: the official run's settings (README.md): the weight rule, the decoder's size, the tracker's arguments,
 # the videos (and which have blackouts), and the rows of the official output
@@ -317,21 +315,22 @@ def tracker4():
 def test_object_max(tracker4):
     """Each detection takes its argmax word if it is a window label, has probability >= id_thresh and no detection
     claims it more strongly; a repeated claim of equal probability goes to the first; the rest are newborn (4)."""
-    tracker = with_window(tracker4, [0, 1, 2])
+    from vastmat.models.trackers.motip_assignment import object_max_assignment
+    window, k = {0, 1, 2}, 4
     scores = probabilities([{1: 0.7}, {1: 0.8},  # two claim word 1: the stronger (row 1) wins
                             {3: 0.9},  # word 3 is not in the window
                             {2: 0.375},  # accepted
                             {4: 0.9},  # the newborn word
                             ])
-    assert tracker.object_max_assignment(scores) == [4, 1, 4, 2, 4]
-    tracker.id_thresh = 0.375  # (exact in float32)
-    assert tracker.object_max_assignment(probabilities([{2: 0.375}])) == [2]  # probability >= id_thresh
-    assert tracker.object_max_assignment(probabilities([{2: 0.37}])) == [4]
-    tracker.id_thresh = 0.2
+    assert object_max_assignment(scores, window, k, 0.2) == [4, 1, 4, 2, 4]
+    # probability >= id_thresh (0.375 is exact in float32)
+    assert object_max_assignment(probabilities([{2: 0.375}]), window, k, 0.375) == [2]
+    assert object_max_assignment(probabilities([{2: 0.37}]), window, k, 0.375) == [4]
     # equal claims: the first takes the word, the second finds it taken
-    assert tracker.object_max_assignment(probabilities([{0: 0.5}, {0: 0.5}, {1: 0.3}])) == [0, 4, 1]
+    assert object_max_assignment(probabilities([{0: 0.5}, {0: 0.5}, {1: 0.3}]), window, k, 0.2) == [0, 4, 1]
     # the stronger claim wins whatever the detection order
-    assert tracker.object_max_assignment(probabilities([{0: 0.3}, {0: 0.6}])) == [4, 0]
+    assert object_max_assignment(probabilities([{0: 0.3}, {0: 0.6}]), window, k, 0.2) == [4, 0]
+    tracker = with_window(tracker4, [0, 1, 2])  # the tracker passes its window, K and id_thresh
     assert tracker.assign(scores) == [4, 1, 4, 2, 4]  # the default protocol
 
 
@@ -339,6 +338,7 @@ def test_hungarian_and_id_max():
     """The official hungarian (1 - p, newborn column repeated, then the window / newborn / id_thresh checks) and
     id-max (each word takes its strongest detection unless a stronger word claims it; on a tie every tied word passes
     and the last one is kept: the official 1e-4 tie rule only lowers the stored maximum, never below the tie)."""
+    from vastmat.models.trackers.motip_assignment import assign_id_labels
     tracker = with_window(small_tracker(assignment_protocol='hungarian'), [0, 1, 2])
     # greedy would give row 0 word 0 (0.6) and leave row 1 on 0.35; the optimum is row 0 -> 1, row 1 -> 0
     scores = probabilities([{0: 0.6, 1: 0.35}, {0: 0.55, 1: 0.05}])
@@ -348,6 +348,7 @@ def test_hungarian_and_id_max():
     assert tracker.assign(scores) == [4, 1, 4]
     tracker.id_thresh = 0.3
     assert tracker.assign(scores) == [4, 4, 4]
+    assert assign_id_labels(scores, {0, 1, 2}, 4, 0.3, 'hungarian') == [4, 4, 4]
 
     tracker = with_window(small_tracker(assignment_protocol='id-max'), [0, 1, 2])
     scores = probabilities([{0: 0.5, 1: 0.45}, {0: 0.3, 1: 0.2, 2: 0.4}])
@@ -356,6 +357,7 @@ def test_hungarian_and_id_max():
     tie = probabilities([{0: 0.4, 1: 0.4}, {2: 0.1}])
     assert tracker.assign(tie) == [1, 4]  # the tie goes to the later word; row 1's 0.1 < id_thresh
     assert tracker.assign(probabilities([{3: 0.9}])) == [4]  # word 3 not in the window
+    assert assign_id_labels(tie, {0, 1, 2}, 4, 0.2, 'id-max') == [1, 4]
 
 
 def test_newborn_and_detection_thresholds():

@@ -1,4 +1,5 @@
-"""TCEI's test-time calibration (vastmat/models/trackers/tcei_tracker.py) against the official 1941Zpf/TCEI code.
+"""TCEI's test-time calibration (vastmat/models/trackers/tcei_tracker.py, with tcei_params.py, tcei_caches.py and
+tcei_calibration.py) against the official 1941Zpf/TCEI code.
 
 Golden values: tests/fixtures/tcei_official (README.md there says how they were made)."""
 import hashlib
@@ -12,11 +13,12 @@ import torch
 
 from helpers.common import FIXTURES_ROOT, SHARED_DATA, assert_same_tracks
 from helpers.motip_weights import deterministic_weights, record_id_logits, weights_digest
-from vastmat.models.trackers.tcei_tracker import (TCEI_PRESETS, CacheItem, EntropyRankedCache, TCEICaches,
-                                                  TCEIParams, calibrate_id_logits, experience_cache_logits,
-                                                  fisher_inner, fisher_orthogonalize, fuse_logits,
-                                                  minmax_normalize, negative_ids, normalized_entropy,
-                                                  object_cache_logits, resolve_tcei_params, softmax_entropy)
+from vastmat.models.trackers.tcei_caches import CacheItem, EntropyRankedCache, TCEICaches
+from vastmat.models.trackers.tcei_calibration import (calibrate_id_logits, experience_cache_logits, fisher_inner,
+                                                      fisher_orthogonalize, fuse_logits, minmax_normalize,
+                                                      negative_ids, normalized_entropy, object_cache_logits,
+                                                      softmax_entropy)
+from vastmat.models.trackers.tcei_params import TCEI_PRESETS, TCEIParams, resolve_tcei_params
 
 FIXTURES = osp.join(FIXTURES_ROOT, 'tcei_official')
 ATOL = 1e-6
@@ -229,7 +231,6 @@ def test_calibration_changes_tracked_rows_only():
     assert caches.w_pos.classes() == [0, 1, 2, k] and caches.pos.classes() == [0, 1, 2]
 
 
-
 def test_calibration_flips_an_ambiguous_decision_to_the_cached_identity():
     """An identity decision TCEI changes: detection 0 scores label 0 just above label 1 (logits 2.0 vs 1.8), but
     its DETR embedding equals the per-video positive cache's key of label 1's track (global id 11) and is
@@ -355,7 +356,9 @@ def our_runs(official_run, queries):
         deterministic_weights(id_decoder, 'tracking')
         assert weights_digest(trajectory_modeling.state_dict()) == golden['settings']['weights_sha256'][0]
         assert weights_digest(id_decoder.state_dict()) == golden['settings']['weights_sha256'][1]
-        tracker = TCEITracker(trajectory_modeling=trajectory_modeling, id_decoder=id_decoder, **RUNTIME, **settings)
+        params = dict(settings)  # the fixture's preset and the values over it
+        tracker = TCEITracker(trajectory_modeling=trajectory_modeling, id_decoder=id_decoder, **RUNTIME,
+                              preset=params.pop('preset', None), params=params)
         tracker.eval()
         runs[run] = _track_videos(tracker, queries)
     return runs
@@ -469,13 +472,20 @@ def test_tracker_one_class_cache_and_small_vocabulary_stay_finite():
 
 
 def test_tracker_preset_overrides_and_errors():
-    tracker = _tiny_tracker(preset='bft', lambda_id=0.3, det_thresh=0.4)
+    tracker = _tiny_tracker(preset='bft', params=dict(lambda_id=0.3), det_thresh=0.4)
     assert tracker.params.lambda_id == 0.3 and tracker.params.pos_beta == 0.2 and tracker.det_thresh == 0.4
     assert tracker.caches.w_pos.capacity == 12 and tracker.caches.pos.capacity == 2
+    assert _tiny_tracker(preset='bft').params == resolve_tcei_params('bft')
+    built = resolve_tcei_params('dancetrack', lambda_id=0.5)
+    assert _tiny_tracker(params=built).params is built
     with pytest.raises(ValueError, match='unknown preset'):
         _tiny_tracker(preset='DanceTrack')
     with pytest.raises(ValueError, match='pos_shot_capacity'):
-        _tiny_tracker(pos_shot_capacity=0)
+        _tiny_tracker(params=dict(pos_shot_capacity=0))
+    with pytest.raises(TypeError, match=r'lambda_id are TCEI hyperparameters: give them in params'):
+        _tiny_tracker(lambda_id=0.3)  # a field of TCEIParams given as a tracker argument
+    with pytest.raises(ValueError, match='built TCEIParams'):
+        _tiny_tracker(preset='bft', params=built)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a GPU (device-agnostic check)')

@@ -101,7 +101,6 @@ def sparsest_third(stats: dict[str, dict]) -> list[str]:
     return order[:max(1, round(len(order) / 3))]
 
 
-
 # ------------------------------------------------------------------------------------------------------ runs
 
 def tracker_options(study: StudySettings, tracker: StudyTracker) -> list[str]:

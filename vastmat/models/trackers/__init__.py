@@ -10,11 +10,13 @@ from .motip_modules import MOTIPIDDecoder, MOTIPTrajectoryModeling
 from .motip_tracker import MOTIPTracker
 from .quasi_dense_tracker import QDTrackTracker
 from .tcei_tracker import TCEITracker
-from .track_store import TrackList, TrackRows, TrackStore, TrackTable
+from .track_store import (KalmanTracks, KalmanTrackStore, TrackList, TrackRows, TrackStore, TrackTable,
+                          column)
 from .tracktrack import TrackTrackTracker
 from .transtrack_tracker import TransTrackTracker
 from .zoo import ZooTracker, zoo_trackers
 
-__all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'JDETracker', 'MOTIPIDDecoder', 'MOTIPTracker',
-           'MOTIPTrajectoryModeling', 'QDTrackTracker', 'TCEITracker', 'TrackList', 'TrackRows', 'TrackStore',
-           'TrackTable', 'TrackTrackTracker', 'TransTrackTracker', 'ZooTracker', 'zoo_trackers']
+__all__ = ['BaseTracker', 'BYTETracker', 'DiffMOTTracker', 'JDETracker', 'KalmanTracks', 'KalmanTrackStore',
+           'MOTIPIDDecoder', 'MOTIPTracker', 'MOTIPTrajectoryModeling', 'QDTrackTracker', 'TCEITracker', 'TrackList',
+           'TrackRows', 'TrackStore', 'TrackTable', 'TrackTrackTracker', 'TransTrackTracker', 'ZooTracker',
+           'column', 'zoo_trackers']

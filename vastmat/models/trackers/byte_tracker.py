@@ -6,7 +6,8 @@ unconfirmed stages, unconfirmed tracks confirmed by a second detection, new trac
 >= ``track_thresh + 0.1``, lost tracks kept ``int(buffer_frame_rate / 30 * track_buffer)`` frames, duplicate removal
 between tracked and lost tracks, and the Kalman state (not the detection) as the output box. The tracks of a video
 are rows of a :class:`.TrackStore` (the official lifecycle on stacked arrays: no pass over track objects per frame;
-the Kalman steps run on the store's rows in place).
+the Kalman steps run on the store's rows in place). The stages it shares with FairMOT's :class:`.JDETracker`
+(prediction, the IoU-family stages, initiation, removal, output) are :mod:`.byte_stages`'.
 
 ``matcher`` replaces the IoU of the three association stages: the cost is ``1 - S`` (``1 - S * score`` where the
 original fused scores), pairs a gate rejects cost 1. Duplicate removal keeps the original IoU, as it is
@@ -17,10 +18,10 @@ reachable under its own name, so mmdet's ByteTrack configs keep working in the `
 
 Checked against the official code's own output (``../shared/data``: MOT15 TUD and AnimalTrack at 10 FPS, both
 lost-buffer rules) in tests/models/trackers/test_bytetrack_golden.py. Speed: the Kalman filter runs batched over all
-tracks of a
-stage, one similarity matrix per frame serves the three stages, an empty stage builds no matrix, and the per-frame
-arithmetic on tens of boxes runs in compiled loops (IoU, box conversions, Kalman steps, the assignment's bookkeeping):
-6.5-8.7x the official code and 3.6-4.2x Roboflow ``trackers``' ByteTrack on AnimalTrack-10fps-sim (docs/matchers.md).
+tracks of a stage, one similarity matrix per frame serves the three stages, an empty stage builds no matrix, and the
+per-frame arithmetic on tens of boxes runs in compiled loops (IoU, box conversions, Kalman steps, the assignment's
+bookkeeping): 6.5-8.7x the official code and 3.6-4.2x Roboflow ``trackers``' ByteTrack on AnimalTrack-10fps-sim
+(docs/matchers.md).
 """
 from __future__ import annotations
 
@@ -29,61 +30,17 @@ from typing import Any
 import numpy as np
 
 from vastmat.registry import MATCHERS, MODELS, TASK_UTILS
-from vastmat.structures.bbox import ltwh_to_xyah, ltwh_to_xyxy, xyah_to_xyxy, xyxy_to_ltwh
+from vastmat.structures.bbox import ltwh_to_xyah, ltwh_to_xyxy, xyxy_to_ltwh
 from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
 from ..association.search_spaces import MATCHER_AXIS
-from ..association.solvers import Assignment, LapJV
+from ..association.solvers import LapJV
 from ..motion import KalmanFilterXYAH  # noqa: F401  (registered in TASK_UTILS: the default motion model)
 from .base_tracker import BaseTracker
-from .motion_context import matcher_context
-from .track_lifecycle import TRACKED, reported_mask
-from .track_store import TrackRows, TrackStore
-
-
-def store_kalman_boxes(store: TrackStore, rows: np.ndarray) -> np.ndarray:
-    """x1 y1 x2 y2 of the Kalman states of rows of a track store."""
-    return xyah_to_xyxy(store.mean[rows, :4])
-
-
-def predict_rows(motion: Any, store: TrackStore, rows: np.ndarray, freeze_lost_height: bool = True) -> None:
-    """The official ``STrack.multi_predict`` of the ByteTrack / JDE family on rows of a track store: one Kalman step
-    for all at once, the height velocity (``vh``, state index 7) zeroed first for rows that are not tracked (unless
-    ``freeze_lost_height`` is False). ``motion`` steps the store's arrays in place (``predict_rows``)."""
-    if not len(rows):
-        return
-    if freeze_lost_height:
-        store.mean[rows[store.state[rows] != TRACKED], 7] = 0.0
-    motion.predict_rows(store.mean, store.covariance, rows)  # in place on the store's rows
-
-
-def buffer_size(track_buffer: int, buffer_frame_rate: float | None, frame: TrackingFrame) -> int:
-    """Frames a lost track is kept, the official ``int(frame_rate / 30 * track_buffer)``; ``buffer_frame_rate``
-    None takes the frame's video rate."""
-    rate = buffer_frame_rate
-    if rate is None:
-        frame.require('frame_rate')
-        rate = frame.frame_rate
-    return int(rate / 30.0 * track_buffer)
-
-
-REPORTED_BOXES = ('kalman', 'detection')
-_NO_MATCHES = np.zeros((0, 2), np.int64)
-_NO_MATCHES.flags.writeable = False
-
-
-def check_reported_box(reported_box: str) -> str:
-    if reported_box not in REPORTED_BOXES:
-        raise ValueError(f'reported_box must be one of {REPORTED_BOXES}, got {reported_box!r}')
-    return reported_box
-
-
-def reported_boxes(store: TrackStore, rows: np.ndarray, reported_box: str) -> np.ndarray:
-    """x1 y1 x2 y2 written for rows of a track store: their Kalman states (``'kalman'``, the official) or the
-    detections they took last (``'detection'``, Roboflow ``trackers``; a ``detection_box`` column, ltwh)."""
-    if reported_box == 'kalman':
-        return store_kalman_boxes(store, rows)
-    return ltwh_to_xyxy(store.detection_box[rows])
+from .byte_stages import (REPORTED_BOXES, buffer_size, check_reported_box, frame_similarity, initiate, match_stage,
+                          predict_pool, removed_rows, reported_rows, store_kalman_boxes)
+from .track_lifecycle import TRACKED
+from .track_store import KalmanTrackStore
 
 
 @MODELS.register_module()
@@ -160,8 +117,7 @@ class BYTETracker(BaseTracker):
         motion = motion if motion is not None else dict(type='KalmanFilterXYAH')
         self.motion = TASK_UTILS.build(motion) if isinstance(motion, dict) else motion
         # the tracks of a video as rows of arrays: the xyah Kalman state and the detection taken last (ltwh)
-        self.tracks = TrackStore(dict(mean=((8, ), np.float64), covariance=((8, 8), np.float64),
-                                      detection_box=((4, ), np.float64)), store_kalman_boxes, duplicate_thresh)
+        self.tracks = KalmanTrackStore(boxes=store_kalman_boxes, duplicate_thresh=duplicate_thresh)
         if buffer_frame_rate is None:
             self.required_inputs = ('frame_rate', )
 
@@ -173,25 +129,6 @@ class BYTETracker(BaseTracker):
         return buffer_size(self.track_buffer, self.buffer_frame_rate, frame)
 
     # ---------------------------------------------------------------------------------------------------- helpers
-    @staticmethod
-    def _stage_cost(similarity: np.ndarray, rows: np.ndarray | slice, cols: np.ndarray | slice,
-                    scores: np.ndarray | None) -> np.ndarray:
-        """``1 - S`` (``1 - S * score`` with ``scores``) of ``rows`` x ``cols`` of the frame's similarity (slices
-        where a stage's rows or columns are a range: no fancy-index copy)."""
-        sim = similarity[rows][:, cols]
-        if scores is not None:
-            sim = sim * scores[cols][None, :]
-        return 1.0 - sim
-
-    def _match(self, solver: Any, similarity: np.ndarray, rows: np.ndarray | slice, cols: np.ndarray | slice,
-               scores: np.ndarray | None) -> Assignment:
-        """A stage's assignment, ``solver`` on :meth:`_stage_cost`; a stage without rows or columns (often the
-        second and third) builds no matrix."""
-        n, m = (r.stop - r.start if isinstance(r, slice) else len(r) for r in (rows, cols))
-        if not n or not m:
-            return Assignment(_NO_MATCHES, np.arange(n), np.arange(m))
-        return solver(self._stage_cost(similarity, rows, cols, scores))
-
     def _apply_updates(self, rows: np.ndarray, dets: np.ndarray, ltwh: np.ndarray, scores: np.ndarray,
                        frame_id: int) -> None:
         """Kalman update of every matched row at once, in match order (the official ``update`` /
@@ -219,21 +156,16 @@ class BYTETracker(BaseTracker):
         second_idx = np.arange(num_high, len(boxes))
 
         store = self.tracks
-        confirmed, unconfirmed = store.confirmed_and_unconfirmed()
-        pool = store.pool(confirmed)
-        predict_rows(self.motion, store, pool, self.freeze_lost_height)
+        pool, unconfirmed = predict_pool(self.motion, store, self.freeze_lost_height)
 
-        # one similarity matrix for the three stages (each entry depends only on its pair, so the slices equal the
-        # official per-stage matrices); the matcher's fixed cost is paid once per frame
+        # one similarity matrix for the three stages
         rows = np.concatenate([pool, unconfirmed])
-        similarity = self.matcher(store_kalman_boxes(store, rows), boxes,
-                                  **matcher_context(self.matcher, TrackRows(store, rows), num_high))
-        similarity = similarity.gated_scores()
+        similarity = frame_similarity(self.matcher, store, rows, boxes, num_high)
         fuse_scores = det_scores if self.fuse_score else None
 
         # first association: high-score detections against tracked and lost tracks (lost ones are re-activated);
         # high detections are the first rows of `boxes`
-        first = self._match(self.first_solver, similarity, slice(0, len(pool)), slice(0, num_high), fuse_scores)
+        first = match_stage(self.first_solver, similarity, slice(0, len(pool)), slice(0, num_high), fuse_scores)
         first_rows = pool[first.matches[:, 0]]
         first_tracked = store.state[first_rows] == TRACKED
 
@@ -243,7 +175,7 @@ class BYTETracker(BaseTracker):
         if not self.lost_in_second_stage:
             remaining_rows = remaining_rows[store.state[pool[remaining_rows]] == TRACKED]
         remaining = pool[remaining_rows]
-        second_stage = self._match(self.second_solver, similarity, remaining_rows, second_idx, None)
+        second_stage = match_stage(self.second_solver, similarity, remaining_rows, second_idx)
         second_rows = remaining[second_stage.matches[:, 0]]
         second_tracked = store.state[second_rows] == TRACKED
         unmatched = remaining[second_stage.unmatched_rows]
@@ -251,7 +183,7 @@ class BYTETracker(BaseTracker):
 
         # unconfirmed tracks against the high-score detections left over
         left = first.unmatched_cols
-        third = self._match(self.unconfirmed_solver, similarity, slice(len(pool), len(rows)), left, fuse_scores)
+        third = match_stage(self.unconfirmed_solver, similarity, slice(len(pool), len(rows)), left, fuse_scores)
         third_rows = unconfirmed[third.matches[:, 0]]
         self._apply_updates(np.concatenate([first_rows, second_rows, third_rows]),
                             np.concatenate([first.matches[:, 1], second_idx[second_stage.matches[:, 1]],
@@ -259,24 +191,17 @@ class BYTETracker(BaseTracker):
         activated = [first_rows[first_tracked], second_rows[second_tracked], third_rows]
         refound = np.concatenate([first_rows[~first_tracked], second_rows[~second_tracked]])
 
-        # initiation: new tracks from the high-score detections nobody took
-        fresh = left[third.unmatched_cols]
-        fresh = fresh[det_scores[fresh] >= self.det_thresh]
-        if len(fresh):
-            new_rows = store.add(det_scores[fresh], frame_id, detection_box=ltwh[fresh])
-            self.motion.initiate_rows(store.mean, store.covariance, new_rows, ltwh_to_xyah(ltwh[fresh]))
-            activated.append(new_rows)
+        # initiation: new tracks from the high-score detections nobody took (score >= track_thresh + new_track_margin)
+        activated.append(initiate(self.motion, store, left[third.unmatched_cols], det_scores, self.det_thresh,
+                                  frame_id, ltwh))
 
         # removal: unconfirmed tracks without a match, lost tracks older than the buffer
-        removed = np.concatenate([unconfirmed[third.unmatched_rows],
-                                  store.stale_lost(frame_id, self.max_time_lost(frame))])
+        removed = removed_rows(store, unconfirmed, third.unmatched_rows, frame_id, self.max_time_lost(frame))
         return self._output(store.finish_frame(np.concatenate(activated), refound, new_lost, removed))
 
     def _output(self, rows: np.ndarray) -> TrackOutput:
         if not len(rows):
             return TrackOutput.empty()
         store = self.tracks
-        boxes = reported_boxes(store, rows, self.reported_box)
-        keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
-        kept = rows[keep]
-        return TrackOutput(store.ids[kept], boxes[keep], store.score[kept])
+        kept, boxes = reported_rows(store, rows, self.reported_box, self.min_box_area, self.aspect_ratio_thresh)
+        return TrackOutput(store.ids[kept], boxes, store.score[kept])

@@ -17,8 +17,9 @@ dw, dh]`` conditions (padded by repeating the last one). Association, per frame:
 4. unconfirmed tracks (not predicted) against the high detections left, ``cost_limit`` 0.7; the unmatched ones are
    removed; new tracks from the high detections left; lost tracks older than ``max_time_lost`` removed; duplicate
    removal between tracked and lost tracks (:meth:`.TrackStore.finish_frame`). The tracks of a video are rows of a
-   :class:`.TrackStore` (stacked arrays: the D2MP conditions, memories and embeddings of a frame's tracks are
-   gathered with one index each, and every stage's outcome is written back at once).
+   :class:`.DiffMOTTracks` store (its columns declared there; stacked arrays: the D2MP conditions, memories and
+   embeddings of a frame's tracks are gathered with one index each, and every stage's outcome is written back at
+   once).
 
 Faithful quirks kept: the unconfirmed stage's embedding update takes ``alpha`` by the detection's position in the
 *remaining* list (the official ``dets_alpha[idet]``); an unconfirmed track's first condition is overwritten by its
@@ -46,31 +47,13 @@ from ..motion.d2mp import D2MP
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
 from .track_lifecycle import TRACKED, moving_average_unit
-from .track_store import TrackRows, TrackStore
-
-HISTORY = 5  # the official `interval`: D2MP conditions on the last 5 states
-
-
-def store_boxes(store: TrackStore, rows: np.ndarray) -> np.ndarray:
-    """x1 y1 x2 y2 of the current boxes of rows of a track store (official ``STrack.tlbr``)."""
-    return ltwh_to_xyxy(store.ltwh[rows])
+from .diffmot_tracks import HISTORY, DiffMOTTracks, store_boxes
+from .track_store import TrackRows
 
 
 def ltwh_to_xywh(ltwh: np.ndarray) -> np.ndarray:
     """Centre x, centre y, width, height of ``(n, 4)`` ltwh boxes (official ``STrack.xywh``)."""
     return np.concatenate([ltwh[:, :2] + ltwh[:, 2:] / 2, ltwh[:, 2:]], axis=1)
-
-
-def diffmot_store(duplicate_thresh: float) -> TrackStore:
-    """The tracks of a video as rows of arrays: the box (``ltwh``), the last ``HISTORY`` D2MP conditions
-    (``conds``, the first ``num_conds`` filled, oldest first), the last two entries of the official "all"
-    (prediction or detection) and "observation" memories (``all_last``, ``all_prev``, ``obs_last``, ``obs_prev``,
-    xywh) and the appearance embedding (``emb``, its dimension set by the first frame with features; zeros for a
-    track without one)."""
-    box = ((4, ), np.float64)
-    return TrackStore(dict(ltwh=box, conds=((HISTORY, 8), np.float64), num_conds=((), np.int64), all_last=box,
-                           all_prev=box, obs_last=box, obs_prev=box, emb=((0, ), np.float64)), store_boxes,
-                      duplicate_thresh)
 
 
 def compute_aw_new_metric(emb_cost: np.ndarray, w_association_emb: float, max_diff: float) -> np.ndarray:
@@ -162,7 +145,7 @@ class DiffMOTTracker(BaseTracker):
         self.image_size = tuple(image_size) if image_size is not None else None
         if self.image_size is not None:
             self.required_inputs = ()
-        self.tracks = diffmot_store(duplicate_thresh)
+        self.tracks = DiffMOTTracks(duplicate_thresh)
         self.generator: torch.Generator | None = None
 
     def train(self, mode: bool = True) -> 'DiffMOTTracker':

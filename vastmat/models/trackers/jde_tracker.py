@@ -18,7 +18,7 @@ detector's, see :class:`~vastmat.models.mot.TrackingByDetection`):
 5. new tracks from the detections left with ``score >= det_thresh = conf_thres`` (confirmed at once only in the
    video's first frame); lost tracks not matched for more than ``int(frame_rate / 30 * track_buffer)`` frames
    removed; the ByteTrack-family bookkeeping and duplicate removal (:class:`.TrackStore`: the tracks of a video
-   are rows of stacked arrays, as :class:`.BYTETracker`'s);
+   are rows of stacked arrays, as :class:`.BYTETracker`'s; the stages both share are :mod:`.byte_stages`');
 6. output: the confirmed tracked tracks, the box their Kalman state, their smoothed embeddings as features.
 
 Appearance (``STrack.update_features``): every match (update and re-activation, in every stage) updates the
@@ -52,11 +52,10 @@ from ..association.search_spaces import MATCHER_AXIS
 from ..association.solvers import LapJV
 from ..motion.kalman_filter import CHI2INV95  # (importing ..motion registers the default KalmanFilterXYAH)
 from .base_tracker import BaseTracker
-from .motion_context import matcher_context
-from .byte_tracker import (REPORTED_BOXES, buffer_size, check_reported_box, predict_rows, reported_boxes,
-                           store_kalman_boxes)
-from .track_lifecycle import TRACKED, reported_mask
-from .track_store import TrackRows, TrackStore
+from .byte_stages import (REPORTED_BOXES, buffer_size, check_reported_box, frame_similarity, initiate, match_stage,
+                          predict_pool, removed_rows, reported_rows, store_kalman_boxes)
+from .track_lifecycle import TRACKED
+from .track_store import KalmanTrackStore, column
 
 
 @njit(cache=True, nogil=True, inline='always')
@@ -109,6 +108,12 @@ def smooth_features(smooth: np.ndarray, rows: np.ndarray, features: np.ndarray, 
         for i in range(len(row)):
             row[i] = momentum * row[i] + (1 - momentum) * feature[i]
         _normalise(row)
+
+
+class JDETracks(KalmanTrackStore):
+    """FairMOT's tracks of one video: the ByteTrack family's store and the smoothed embedding."""
+
+    smooth_feat: np.ndarray = column((0, ))  # its dimension set by the first frame's features
 
 
 @MODELS.register_module()
@@ -176,11 +181,7 @@ class JDETracker(BaseTracker):
         if not hasattr(self.motion, 'gating_distance'):
             raise TypeError(f'JDETracker: the motion model {type(self.motion).__name__} has no gating_distance '
                             '(fuse_motion needs the squared Mahalanobis distance)')
-        # the tracks of a video as rows of arrays: the xyah Kalman state, the detection taken last (ltwh) and the
-        # smoothed embedding (its dimension set by the first frame's features)
-        self.tracks = TrackStore(dict(mean=((8, ), np.float64), covariance=((8, 8), np.float64),
-                                      detection_box=((4, ), np.float64), smooth_feat=((0, ), np.float64)),
-                                 store_kalman_boxes, duplicate_thresh)
+        self.tracks = JDETracks(boxes=store_kalman_boxes, duplicate_thresh=duplicate_thresh)
         if buffer_frame_rate is None:
             self.required_inputs = ('features', 'frame_rate')
 
@@ -238,15 +239,10 @@ class JDETracker(BaseTracker):
 
         store = self.tracks
         store.set_row_shape('smooth_feat', features.shape[1:], f'video {frame.video_name!r} frame {frame_id}')
-        confirmed, unconfirmed = store.confirmed_and_unconfirmed()
-        pool = store.pool(confirmed)
-        predict_rows(self.motion, store, pool)
-        # one similarity matrix for both IoU stages (each entry depends only on its pair; the tracks it covers are
-        # not updated before their stage)
+        pool, unconfirmed = predict_pool(self.motion, store)
+        # one similarity matrix for both IoU stages
         rows = np.concatenate([pool, unconfirmed])
-        similarity = self.matcher(store_kalman_boxes(store, rows), boxes,
-                                  **matcher_context(self.matcher, TrackRows(store, rows), len(boxes)))
-        similarity = similarity.gated_scores()
+        similarity = frame_similarity(self.matcher, store, rows, boxes, len(boxes))
 
         # embedding stage: tracked and lost tracks against every detection (lost ones are re-activated)
         first = self.embedding_solver(self.embedding_cost(pool, features, xyah))
@@ -257,13 +253,13 @@ class JDETracker(BaseTracker):
         remaining_rows = first.unmatched_rows[store.state[pool[first.unmatched_rows]] == TRACKED]
         cols = first.unmatched_cols
         remaining = pool[remaining_rows]
-        second = self.iou_solver(1.0 - similarity[remaining_rows][:, cols])
+        second = match_stage(self.iou_solver, similarity, remaining_rows, cols)
         second_rows = remaining[second.matches[:, 0]]
         new_lost = remaining[second.unmatched_rows]
 
         # unconfirmed tracks against the detections left over
         left = cols[second.unmatched_cols]
-        third = self.unconfirmed_solver(1.0 - similarity[len(pool):, left])
+        third = match_stage(self.unconfirmed_solver, similarity, slice(len(pool), len(rows)), left)
         third_rows = unconfirmed[third.matches[:, 0]]
         updated = np.concatenate([first_rows, second_rows, third_rows])
         self._apply_updates(updated, np.concatenate([first.matches[:, 1], cols[second.matches[:, 1]],
@@ -272,17 +268,13 @@ class JDETracker(BaseTracker):
                             xyah, ltwh, scores, features, frame_id)
         activated = [first_rows[~first_lost], second_rows, third_rows]
 
-        # initiation: new tracks from the detections nobody took
-        fresh = left[third.unmatched_cols]
-        fresh = fresh[scores[fresh] >= self.det_thresh]
-        if len(fresh):
-            new_rows = store.add(scores[fresh], frame_id, detection_box=ltwh[fresh], smooth_feat=features[fresh])
-            self.motion.initiate_rows(store.mean, store.covariance, new_rows, xyah[fresh])
-            activated.append(new_rows)
+        # initiation: new tracks from the detections nobody took (score >= conf_thres), their embedding the
+        # detection's
+        activated.append(initiate(self.motion, store, left[third.unmatched_cols], scores, self.det_thresh, frame_id,
+                                  ltwh, xyah, smooth_feat=features))
 
         # removal: unconfirmed tracks without a match, lost tracks older than the buffer
-        removed = np.concatenate([unconfirmed[third.unmatched_rows],
-                                  store.stale_lost(frame_id, self.max_time_lost(frame))])
+        removed = removed_rows(store, unconfirmed, third.unmatched_rows, frame_id, self.max_time_lost(frame))
         return self._output(store.finish_frame(np.concatenate(activated), first_rows[first_lost], new_lost, removed),
                             features.shape[1])
 
@@ -292,7 +284,5 @@ class JDETracker(BaseTracker):
             out.features = np.zeros((0, feature_dim))
             return out
         store = self.tracks
-        boxes = reported_boxes(store, rows, self.reported_box)
-        keep = reported_mask(boxes, self.min_box_area, self.aspect_ratio_thresh)
-        kept = rows[keep]
-        return TrackOutput(store.ids[kept], boxes[keep], store.score[kept], store.smooth_feat[kept])
+        kept, boxes = reported_rows(store, rows, self.reported_box, self.min_box_area, self.aspect_ratio_thresh)
+        return TrackOutput(store.ids[kept], boxes, store.score[kept], store.smooth_feat[kept])

@@ -32,7 +32,8 @@ Per frame (:meth:`MOTIPTracker.update`):
 
 The output is the kept detections in detection order: their input boxes and scores, and the ids of their labels.
 
-Assignment protocols (:meth:`~MOTIPTracker.assign`), the official ones:
+Assignment protocols (:meth:`~MOTIPTracker.assign`, the pure functions of :mod:`.motip_assignment`), the official
+ones:
 
 * ``'object-max'`` (the published configs): each detection takes its argmax word; it is accepted if the word is a
   label in the window, its probability is ``>= id_thresh``, no other detection claims that word with a higher
@@ -66,7 +67,8 @@ Differences from the official code (none changes a decision where the official c
   (the published configs use softmax and the ID decoder); tensors live on the ID modules' device.
 
 Subclasses (TCEI) hook in at :meth:`~MOTIPTracker.id_logits` (logits and the id embeddings),
-:meth:`~MOTIPTracker.predict_id_labels`, :meth:`~MOTIPTracker.assign`, :meth:`~MOTIPTracker.assign_newborn_labels`
+:meth:`~MOTIPTracker.refine_id_labels` (after the assignment), :meth:`~MOTIPTracker.predict_id_labels`,
+:meth:`~MOTIPTracker.assign`, :meth:`~MOTIPTracker.assign_newborn_labels`
 (``self.kept`` then holds the indices, into the active detections, of the detections it receives),
 :meth:`~MOTIPTracker.update_trajectories`, :meth:`~MOTIPTracker.remove_inactive` and :meth:`~MOTIPTracker.reset`;
 ``id_label_to_id`` maps a label to its official id (from 0; reported + 1).
@@ -75,7 +77,7 @@ Checked against the official ``RuntimeTracker``'s own output in tests/models/tra
 (tests/fixtures/motip_tracker_official).
 
 The tracker's state containers are in :mod:`.motip_state` (:class:`WindowKeysValues`, :class:`LabelQueue`), the
-assignment protocols in :mod:`.motip_assignment` (:class:`MOTIPAssignmentMixin`).
+assignment protocols in :mod:`.motip_assignment` (:func:`assign_id_labels`).
 """
 from __future__ import annotations
 
@@ -90,7 +92,7 @@ from vastmat.structures.tracking import TrackingFrame, TrackOutput
 
 from . import motip_modules  # noqa: F401  (registers MOTIPTrajectoryModeling, MOTIPIDDecoder)
 from .base_tracker import BaseTracker
-from .motip_assignment import ASSIGNMENT_PROTOCOLS, MOTIPAssignmentMixin
+from .motip_assignment import ASSIGNMENT_PROTOCOLS, assign_id_labels
 from .motip_state import LabelQueue, WindowKeysValues
 
 # the trajectory window's tensors, all (T, N, ...): T frames (oldest first), N label columns
@@ -108,7 +110,7 @@ def _build(cfg: dict | nn.Module | None, default: dict, key: str) -> nn.Module:
 
 
 @MODELS.register_module()
-class MOTIPTracker(MOTIPAssignmentMixin, BaseTracker):
+class MOTIPTracker(BaseTracker):
     """The official MOTIP ``RuntimeTracker`` (defaults: the published configs' inference settings).
 
     Args:
@@ -162,7 +164,7 @@ class MOTIPTracker(MOTIPAssignmentMixin, BaseTracker):
                              'embedding (the official rule REL_PE_LENGTH >= MISS_TOLERANCE); the official slicing '
                              'does not cut the window for miss_tolerance <= 2')
         self.miss_tolerance = int(miss_tolerance)
-        self.reset()
+        MOTIPTracker.reset(self)  # this class's state only: a subclass sets up its own after super().__init__()
 
     # ------------------------------------------------------------------------------------------------------ state
     @property
@@ -287,13 +289,28 @@ class MOTIPTracker(MOTIPAssignmentMixin, BaseTracker):
         return self.id_decoder.decode_against_keys_values(features, keys_values, padding, rel_times)
 
     def predict_id_labels(self, features: Tensor) -> Tensor:
-        """``(n,)`` ID labels of the active detections, ``0 .. K-1`` or ``K`` (newborn)."""
+        """``(n,)`` ID labels of the active detections, ``0 .. K-1`` or ``K`` (newborn): the ID decoder's logits
+        against the window, :meth:`assign_logits`, then :meth:`refine_id_labels`."""
         n = features.shape[0]
         if self.trajectory_features.shape[0] == 0 or n == 0:  # the video's first frame (or nothing to assign)
             return torch.full((n, ), self.num_id_vocabulary, dtype=torch.int64, device=features.device)
-        logits, _ = self.id_logits(features)
-        labels = self.assign(logits.softmax(dim=-1))
-        return torch.tensor(labels, dtype=torch.int64, device=features.device)
+        logits, id_embeds = self.id_logits(features)
+        return self.refine_id_labels(self.assign_logits(logits), logits, id_embeds, features)
+
+    def refine_id_labels(self, labels: Tensor, logits: Tensor, id_embeds: Tensor, features: Tensor) -> Tensor:
+        """The labels after the assignment of the ``logits`` (:meth:`id_logits`' outputs, ``features`` the
+        detections'): MOTIP keeps ``labels``; TCEI calibrates the logits and assigns again."""
+        return labels
+
+    def assign(self, id_scores: Tensor) -> list[int]:
+        """ID labels (``K`` = newborn) of word probabilities ``id_scores (n, K + 1)`` against the window, by
+        ``assignment_protocol`` (:func:`~.motip_assignment.assign_id_labels`)."""
+        return assign_id_labels(id_scores, self.window_labels, self.num_id_vocabulary, self.id_thresh,
+                                self.assignment_protocol)
+
+    def assign_logits(self, logits: Tensor) -> Tensor:
+        """``(n,)`` int64 labels of the softmax of ID ``logits (n, K + 1)`` (:meth:`assign`)."""
+        return torch.tensor(self.assign(logits.softmax(dim=-1)), dtype=torch.int64, device=logits.device)
 
     def assign_newborn_labels(self, labels: Tensor, features: Tensor) -> Tensor:
         """Give the newborns (label ``K``) the least recently used labels of the queue, in detection order; evict the

@@ -14,7 +14,6 @@ from .tcei_caches import CacheItem, EntropyRankedCache, TCEICaches
 from .tcei_params import USE_CACHE_MODES, TCEIParams
 
 
-
 # ------------------------------------------------------------------------------------------------ pure functions
 def softmax_entropy(logits: Tensor) -> Tensor:
     """Softmax entropy in nats over the last dimension (the official ``softmax_entropy``): ``(n, C) -> (n,)``."""
@@ -148,7 +147,6 @@ def negative_ids(probs: Tensor, labels: Tensor, num_id_vocabulary: int, id_label
     p = probs[:num_id_vocabulary]
     idx = torch.where((p > lower) & (p < upper))[0].tolist()
     return [id_label_to_id[k] for k in idx if k in id_label_to_id]
-
 
 
 # ----------------------------------------------------------------------------------------------- the calibration

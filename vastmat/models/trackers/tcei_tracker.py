@@ -65,11 +65,13 @@ classes have the same affinity (NaN logits in the official): here the normalised
 min-max maps the best class to 1, and with one class that class is the best; with a temperature the softmax is
 uniform either way); errors raise instead of printing.
 
-Presets (``preset=``): the ``# For TCEI`` block of the official ``configs/{dancetrack,sportsmot,bft}.yaml``
-(:data:`TCEI_PRESETS`); any argument given explicitly wins over the preset, the preset over the official
-``RuntimeTracker`` defaults. The MOTIP runtime settings of the same configs (:data:`TCEI_PRESET_RUNTIME`: DET 0.3,
-NEWBORN 0.6, ID 0.2, AREA 0, object-max; MISS_TOLERANCE 30 / 60 / 20) belong to the MOTIP model (``miss_tolerance``
-must fit its ``rel_pe_length``) and are set on the tracker's MOTIP arguments, not by the preset.
+Hyperparameters (:class:`TCEIParams`, resolved by :func:`resolve_tcei_params`): the official ``RuntimeTracker``
+defaults, then the preset (``preset=``: the ``# For TCEI`` block of the official
+``configs/{dancetrack,sportsmot,bft}.yaml``, :data:`TCEI_PRESETS`), then the values of ``params=dict(...)``; or a
+built :class:`TCEIParams` (``params=``), used as it is. The MOTIP runtime settings of the same configs
+(:data:`TCEI_PRESET_RUNTIME`: DET 0.3, NEWBORN 0.6, ID 0.2, AREA 0, object-max; MISS_TOLERANCE 30 / 60 / 20) belong
+to the MOTIP model (``miss_tolerance`` must fit its ``rel_pe_length``) and are set on the tracker's MOTIP arguments,
+not by the preset.
 
 Where the parts live: :mod:`.tcei_params` (:class:`TCEIParams`, the presets, :func:`resolve_tcei_params`),
 :mod:`.tcei_caches` (:class:`CacheItem`, :class:`EntropyRankedCache`, :class:`TCEICaches`) and
@@ -80,25 +82,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 from torch import Tensor
 
 from vastmat.registry import MODELS
 
 from .motip_tracker import MOTIPTracker
-from .tcei_caches import CacheItem, EntropyRankedCache, TCEICaches
-from .tcei_calibration import (add_newborns_to_cache, calibrate_id_logits, experience_cache_logits, fisher_inner,
-                               fisher_orthogonalize, fuse_logits, minmax_normalize, negative_ids, normalized_entropy,
-                               object_cache_logits, softmax_entropy)
-from .tcei_params import TCEI_PARAM_NAMES, TCEI_PRESETS, TCEIParams, resolve_tcei_params
-
-# TCEITracker, and the names that tests/models/trackers/test_tcei.py and
-# tests/fixtures/tcei_official/make_tracker_fixtures.py import from this module (defined in .tcei_params,
-# .tcei_caches and .tcei_calibration)
-__all__ = ['TCEITracker', 'TCEI_PRESETS', 'CacheItem', 'EntropyRankedCache', 'TCEICaches', 'TCEIParams',
-           'calibrate_id_logits', 'experience_cache_logits', 'fisher_inner', 'fisher_orthogonalize', 'fuse_logits',
-           'minmax_normalize', 'negative_ids', 'normalized_entropy', 'object_cache_logits', 'resolve_tcei_params',
-           'softmax_entropy']
+from .tcei_caches import TCEICaches
+from .tcei_calibration import add_newborns_to_cache, calibrate_id_logits
+from .tcei_params import TCEI_PARAM_NAMES, TCEIParams, resolve_tcei_params
 
 
 @MODELS.register_module()
@@ -107,15 +98,12 @@ class TCEITracker(MOTIPTracker):
 
     Args:
         *args, **kwargs: :class:`MOTIPTracker`'s (the trained MOTIP ID modules and its runtime settings).
+        params: TCEI's hyperparameters (:class:`~.tcei_params.TCEIParams`, whose fields the official
+            ``RuntimeTracker`` arguments name): a dict of values that win over the preset's (a config's
+            ``params=dict(lambda_id=0.5)``), None (the preset's values), or a :class:`TCEIParams`, used as it is
+            (then no ``preset``).
         preset: ``'dancetrack'``, ``'sportsmot'`` or ``'bft'``: the official configs' TCEI values
-            (:data:`TCEI_PRESETS`); None: the official ``RuntimeTracker`` defaults. Explicit arguments win.
-        pos_* / neg_*: the per-video caches: enabled, shot capacity, alpha, beta, temperature (0 = no softmax),
-            the normalised-entropy band ``(lower, upper)`` that admits a negative item and the probability band
-            ``(lower, upper)`` that marks negative labels.
-        w_pos_* / w_neg_*: the same for the cross-video caches (temperatures unused, as the official).
-        use_cache: ``'object_and_id'`` (the fusion), ``'object'`` or ``'id'`` (one level only).
-        lambda_object: unused (as the official); lambda_id: weight of the orthogonalised id term.
-        prob_map_length_quirk: True (the published ``prob_map[0][:len(id_labels)]``) or False (module docstring).
+            (:data:`~.tcei_params.TCEI_PRESETS`); None: the official ``RuntimeTracker`` defaults.
         reset_experience_per_video: clear the cross-video caches at each :meth:`reset` (default False: they
             persist across the videos a rank tracks, in the dataset's order, as the official).
     """
@@ -124,33 +112,23 @@ class TCEITracker(MOTIPTracker):
     zoo_demo_config = 'tcei/tcei_motip_tiny_zoo_vastmat-demo.py'
     zoo_checkpoint_of = 'MOTIP'  # no training: MOTIP's checkpoint, recalibrated at test time
 
-    def __init__(self, *args: Any, preset: str | None = None, pos_enabled: bool | None = None,
-                 pos_shot_capacity: int | None = None, pos_alpha: float | None = None,
-                 pos_beta: float | None = None, neg_enabled: bool | None = None,
-                 neg_shot_capacity: int | None = None, neg_alpha: float | None = None,
-                 neg_beta: float | None = None, neg_entropy_threshold_lower: float | None = None,
-                 neg_entropy_threshold_upper: float | None = None, neg_mask_threshold_lower: float | None = None,
-                 neg_mask_threshold_upper: float | None = None, pos_temperature: float | None = None,
-                 neg_temperature: float | None = None, w_pos_enabled: bool | None = None,
-                 w_pos_shot_capacity: int | None = None, w_pos_alpha: float | None = None,
-                 w_pos_beta: float | None = None, w_neg_enabled: bool | None = None,
-                 w_neg_shot_capacity: int | None = None, w_neg_alpha: float | None = None,
-                 w_neg_beta: float | None = None, w_neg_entropy_threshold_lower: float | None = None,
-                 w_neg_entropy_threshold_upper: float | None = None,
-                 w_neg_mask_threshold_lower: float | None = None, w_neg_mask_threshold_upper: float | None = None,
-                 w_pos_temperature: float | None = None, w_neg_temperature: float | None = None,
-                 use_cache: str | None = None, lambda_object: float | None = None, lambda_id: float | None = None,
-                 prob_map_length_quirk: bool | None = None, reset_experience_per_video: bool = False,
-                 **kwargs: Any) -> None:
-        arguments = locals()
-        given = {k: arguments[k] for k in TCEI_PARAM_NAMES if arguments.get(k) is not None}
-        self.params = resolve_tcei_params(preset, **given)
-        self.preset = preset
-        self.reset_experience_per_video = bool(reset_experience_per_video)
-        self._calibrated_logits: Tensor | None = None
-        # set before MOTIPTracker.__init__, which calls reset() (plain attributes: nn.Module allows them here)
-        self.caches = TCEICaches.from_params(self.params)
+    def __init__(self, *args: Any, params: TCEIParams | dict | None = None, preset: str | None = None,
+                 reset_experience_per_video: bool = False, **kwargs: Any) -> None:
+        misplaced = sorted(set(kwargs) & set(TCEI_PARAM_NAMES))
+        if misplaced:
+            raise TypeError(f'TCEITracker: {", ".join(misplaced)} are TCEI hyperparameters: give them in '
+                            'params=dict(...)')
+        if isinstance(params, TCEIParams):
+            if preset is not None:
+                raise ValueError(f'TCEITracker: preset {preset!r} with a built TCEIParams; give params=dict(...) '
+                                 'with a preset, or the TCEIParams alone')
+        else:
+            params = resolve_tcei_params(preset, **(params or {}))
         super().__init__(*args, **kwargs)
+        self.params, self.preset = params, preset
+        self.reset_experience_per_video = bool(reset_experience_per_video)
+        self.caches = TCEICaches.from_params(params)
+        self._calibrated_logits: Tensor | None = None  # the frame's calibrated logits (None without a window)
 
     # ------------------------------------------------------------------------------------------------------ state
     def reset(self) -> None:
@@ -170,18 +148,16 @@ class TCEITracker(MOTIPTracker):
 
     # --------------------------------------------------------------------------------------------------- the steps
     def predict_id_labels(self, features: Tensor) -> Tensor:
-        """MOTIP's labels after TCEI's calibration: the initial assignment, :func:`calibrate_id_logits`, the
-        assignment again (``(n,)`` labels, ``K`` = newborn)."""
-        n = features.shape[0]
+        """MOTIP's labels, with TCEI's calibration (:meth:`refine_id_labels`) on a frame with a window."""
         self._calibrated_logits = None
-        if self.trajectory_features.shape[0] == 0 or n == 0:
-            return torch.full((n, ), self.num_id_vocabulary, dtype=torch.int64, device=features.device)
-        logits, id_embeds = self.id_logits(features)
-        labels = torch.tensor(self.assign(logits.softmax(dim=-1)), dtype=torch.int64, device=features.device)
-        calibrated = calibrate_id_logits(logits, labels, id_embeds, features, self.caches, self.id_label_to_id,
-                                         self.params)
-        self._calibrated_logits = calibrated
-        return torch.tensor(self.assign(calibrated.softmax(dim=-1)), dtype=torch.int64, device=features.device)
+        return super().predict_id_labels(features)
+
+    def refine_id_labels(self, labels: Tensor, logits: Tensor, id_embeds: Tensor, features: Tensor) -> Tensor:
+        """The labels of the initial assignment (``labels``) recalibrate the ``logits`` (:func:`calibrate_id_logits`),
+        which are assigned again (``(n,)`` labels, ``K`` = newborn)."""
+        self._calibrated_logits = calibrate_id_logits(logits, labels, id_embeds, features, self.caches,
+                                                      self.id_label_to_id, self.params)
+        return self.assign_logits(self._calibrated_logits)
 
     def assign_newborn_labels(self, labels: Tensor, features: Tensor) -> Tensor:
         """MOTIP's label recycling; each newborn's DETR embedding goes into the per-video positive cache under

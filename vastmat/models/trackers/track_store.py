@@ -1,23 +1,25 @@
 """The tracks of one video kept as stacked arrays.
 
 :class:`TrackTable` holds the rows: each track is one row of its columns (id, state, last matched frame, start
-frame, score, and the columns a tracker declares: a Kalman mean and covariance, an embedding, ...), with growth and
-compaction; a tracker gathers the state of some tracks with one fancy index (``table.mean[rows]``) and writes an
-update back with one assignment (or steps the rows in place, :meth:`.KalmanFilterXYAH.predict_rows`), never a pass
-over Python objects. :class:`TrackList` keeps one list of live rows over a table (TrackTrack, SORT).
+frame, score, and the columns a table kind declares: a Kalman mean and covariance, an embedding, ...), with growth
+and compaction. A column is declared on the table's class (``mean: np.ndarray = column((8, ))``: the shape of one
+row and the dtype), so a reader and a type checker see it where the kind is defined (:class:`KalmanTracks`,
+:class:`.DiffMOTTracks`, :class:`.TPATable`, ...); on a table it is a plain array attribute. A tracker gathers the
+state of some tracks with one fancy index (``table.mean[rows]``) and writes an update back with one assignment (or
+steps the rows in place, :meth:`.KalmanFilterXYAH.predict_rows`), never a pass over Python objects.
+:class:`TrackList` keeps one list of live rows over a table (TrackTrack, SORT).
 
 :class:`TrackStore` adds the lifecycle of the ByteTrack family (the official ``joint_stracks`` / ``sub_stracks`` /
 ``remove_duplicate_stracks`` bookkeeping of ByteTrack, FairMOT and DiffMOT) on rows instead of objects: the tracked
 and lost lists are int arrays of rows in the official list order. Rows that left both lists are dropped by
 :meth:`TrackStore.compact` (every few frames), which keeps the lists' order. The semantics equal the official
 lists' (tests/models/trackers/test_track_store.py checks them against the lists transcribed on objects, on random
-frame outcomes),
-the official quirk included: removed tracks are subtracted from the lost list before this frame's removals are
-added, so a lost track removed in frame t is still lost (and matchable) in frame t + 1.
+frame outcomes), the official quirk included: removed tracks are subtracted from the lost list before this
+frame's removals are added, so a lost track removed in frame t is still lost (and matchable) in frame t + 1.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -27,10 +29,25 @@ from vastmat.structures.pair_kernels import iou_distance_pairs
 from .track_lifecycle import LOST, REMOVED, TRACKED
 
 ColumnSpecs = dict[str, tuple[tuple[int, ...], Any]]
-_BOOKKEEPING: ColumnSpecs = dict(ids=((), np.int64), state=((), np.int8), frame_id=((), np.int64),
-                                 start_frame=((), np.int64), score=((), np.float64))
-# the ByteTrack family's: confirmed by a second detection, removed (its id is never matched again)
-_LIFECYCLE: ColumnSpecs = dict(activated=((), bool), removed=((), bool))
+
+
+class Column(NamedTuple):
+    """A declared column of a track table kind: the shape of one row and the dtype (written with :func:`column`)."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+
+
+def column(shape: tuple[int, ...] = (), dtype: Any = np.float64) -> Any:
+    """Declare a column on a table kind's class: ``mean: np.ndarray = column((8, ))``.
+
+    The table class keeps the declarations apart (:meth:`TrackTable.declared_columns`) and removes them from its
+    attributes; on a table the column is an array attribute (one row per track) that :meth:`TrackTable.reset`
+    creates. Typed ``Any``, as ``dataclasses.field``, so that a type checker takes the annotation. (No class
+    attribute of the column's name is left: one of a Python class, a descriptor or not, keeps CPython 3.11 from
+    specialising the reads of ``table.mean`` on the hot paths, which then cost half as much again.)
+    """
+    return Column(tuple(shape), dtype)
 
 
 def _as_rows(rows: Any) -> np.ndarray:
@@ -75,8 +92,8 @@ def _append_absent(rows: np.ndarray, out: np.ndarray, count: int,
 def _merge_lists(tracked: np.ndarray, lost: np.ndarray, activated: np.ndarray, refound: np.ndarray,
                  new_lost: np.ndarray, removed: np.ndarray, state: np.ndarray,
                  removed_flag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover (compiled)
-    """The official list operations of the end of ``update`` on rows (compiled: ~15 numpy calls on tens of rows
-    before), in place on ``state`` and ``removed_flag``; the new tracked and lost lists, before duplicate removal:
+    """The official list operations of the end of ``update`` on rows (compiled: in numpy they take ~15 calls on
+    tens of rows), in place on ``state`` and ``removed_flag``; the new tracked and lost lists, before duplicate removal:
     new_lost rows become lost and removed rows removed; tracked = the still-tracked rows, then activated, then
     refound ones not in it (``joint_stracks`` twice); lost = the lost rows not tracked now, then new_lost, without
     the rows removed in earlier frames (``sub_stracks``; this frame's removals are subtracted next frame, the
@@ -126,15 +143,36 @@ class TrackRows:
 class TrackTable:
     """Per-track columns of one video as stacked arrays, and the id counter.
 
+    The bookkeeping columns are declared here; a table kind declares its own with :func:`column`.
+
     Args:
-        columns: the tracker's own columns, ``{name: (shape of one row, dtype)}``, e.g. ``mean=((8,), float)``.
+        columns: row shapes known only when the table is built (they replace the declared ones, e.g. a history
+            length), or an ad-hoc table's further columns (tests): ``{name: (shape of one row, dtype)}``.
         capacity: rows allocated at first (doubled when full).
     """
 
+    ids: np.ndarray = column((), np.int64)
+    state: np.ndarray = column((), np.int8)  # TRACKED, LOST, REMOVED (.track_lifecycle)
+    frame_id: np.ndarray = column((), np.int64)  # the last frame the track was matched in (or started)
+    start_frame: np.ndarray = column((), np.int64)
+    score: np.ndarray = column((), np.float64)
+
     def __init__(self, columns: ColumnSpecs | None = None, capacity: int = 64) -> None:
-        self.column_specs = dict(_BOOKKEEPING, **(columns or {}))
+        self.column_specs = dict(self.declared_columns(), **(columns or {}))
         self.initial_capacity = capacity
         self.reset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _take_declarations(cls)
+
+    @classmethod
+    def declared_columns(cls) -> ColumnSpecs:
+        """The columns declared by the class and its bases, the bases' first."""
+        specs: ColumnSpecs = {}
+        for base in reversed(cls.__mro__):
+            specs.update(vars(base).get('_own_columns', {}))
+        return specs
 
     def reset(self) -> None:
         self.size, self.next_id = 0, 1
@@ -166,7 +204,7 @@ class TrackTable:
 
     def add(self, scores: np.ndarray, frame_id: int, **columns: Any) -> np.ndarray:
         """New tracks, one per score, ids consecutive in the given order, state TRACKED unless ``columns`` set
-        another (a value, or one per track); the tracker's columns not given are zero. Their rows."""
+        another (a value, or one per track); the kind's columns not given are zero. Their rows."""
         unknown = set(columns) - set(self.column_specs)
         if unknown:
             raise KeyError(f'TrackTable.add: unknown column(s) {sorted(unknown)}; the columns are '
@@ -211,6 +249,26 @@ class TrackTable:
         return lists
 
 
+def _take_declarations(cls: type) -> None:
+    """Move the :func:`column` declarations of a table class's body to its ``_own_columns``."""
+    own = {name: value for name, value in vars(cls).items() if isinstance(value, Column)}
+    for name in own:
+        delattr(cls, name)
+    cls._own_columns = own  # type: ignore[attr-defined]
+
+
+_take_declarations(TrackTable)
+_BOOKKEEPING = frozenset(TrackTable.declared_columns())
+
+
+class KalmanTracks(TrackTable):
+    """A table kind whose tracks carry a Kalman state (the xyah filter of ByteTrack and FairMOT, TrackTrack's xywh
+    one): mixed in before :class:`TrackStore` or :class:`TrackList` by the kinds that have it."""
+
+    mean: np.ndarray = column((8, ))  # the centre at 0:2 and its velocity at 4:6
+    covariance: np.ndarray = column((8, 8))
+
+
 class TrackList(TrackTable):
     """A :class:`TrackTable` whose tracks form one list: ``live``, the rows of the tracks alive, in creation order
     (new rows are appended, removals keep the order). TrackTrack's and SORT's lifecycle."""
@@ -235,17 +293,22 @@ class TrackStore(TrackTable):
     """The tracked and lost lists of one video over a :class:`TrackTable`, and the removed tracks.
 
     Args:
-        columns: the tracker's own columns, ``{name: (shape of one row, dtype)}``, e.g. ``mean=((8,), float)``.
+        columns: row shapes known only when the store is built, or an ad-hoc store's further columns
+            (:class:`TrackTable`).
         boxes: ``x1 y1 x2 y2`` of rows of the store (their current state), for duplicate removal.
         duplicate_thresh: IoU distance below which a tracked and a lost track are duplicates (official 0.15).
         capacity: rows allocated at first (doubled when full).
     """
 
+    # the ByteTrack family's lifecycle: confirmed by a second detection, removed (its id is never matched again)
+    activated: np.ndarray = column((), bool)
+    removed: np.ndarray = column((), bool)
+
     def __init__(self, columns: ColumnSpecs | None = None,
                  boxes: Callable[['TrackStore', np.ndarray], np.ndarray] | None = None,
                  duplicate_thresh: float = 0.15, capacity: int = 64) -> None:
         self.boxes, self.duplicate_thresh = boxes, duplicate_thresh
-        super().__init__(dict(_LIFECYCLE, **(columns or {})), capacity)
+        super().__init__(columns, capacity)
 
     def reset(self) -> None:
         super().reset()
@@ -317,3 +380,9 @@ class TrackStore(TrackTable):
     def compact(self) -> None:
         """Drop the rows in neither list (the rows of the lists move up, their order kept)."""
         self.tracked, self.lost = self.keep_rows(self.tracked, self.lost)
+
+
+class KalmanTrackStore(KalmanTracks, TrackStore):
+    """The ByteTrack family's store (ByteTrack, FairMOT): the xyah Kalman state and the detection taken last."""
+
+    detection_box: np.ndarray = column((4, ))  # ltwh

@@ -37,7 +37,7 @@ from ..motion import KalmanFilterXYWH  # noqa: F401  (registered in TASK_UTILS: 
 from .base_tracker import BaseTracker
 from .motion_context import matcher_context
 from .track_lifecycle import LOST, NEW, REMOVED, TRACKED, moving_average_unit, reported_mask
-from .track_store import TrackList, TrackRows
+from .track_store import KalmanTracks, TrackList, TrackRows, column
 from .tracktrack_costs import angle_distance, confidence_distance, corner_directions, cosine_distance
 from .tracktrack_nms import deleted_detections, track_aware_nms
 
@@ -48,23 +48,24 @@ DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, directi
 _NEVER = np.iinfo(np.int64).min
 
 
-class TPATable(TrackList):
+class TPATable(KalmanTracks, TrackList):
     """TrackTrack's tracks of one video: a :class:`.TrackList` (the live rows in creation order: the official track
-    list).
+    list) with the xywh Kalman state (``frame_id`` is the official ``end_frame``) and these columns. The detection
+    boxes of the last ``delta_t + 1`` frames form a ring indexed by ``frame % (delta_t + 1)`` (the official
+    ``recent_boxes`` dict), its length given when the table is built."""
 
-    Columns besides the bookkeeping (``frame_id`` is the official ``end_frame``): the xywh Kalman ``mean`` and
-    ``covariance``, the last detection ``box``, ``prev_score``, the appearance ``feature`` (its dimension set by
-    the first frame with features; ``has_feature``), the corner ``velocity`` ``(4, 2)``, ``num_observations``, and
-    the detection boxes of the last ``delta_t + 1`` frames as a ring indexed by ``frame % (delta_t + 1)``
-    (``history_box``, ``history_frame``: the frame each slot holds; the official ``recent_boxes`` dict).
-    """
+    box: np.ndarray = column((4, ))  # the last detection
+    prev_score: np.ndarray = column(())
+    feature: np.ndarray = column((0, ))  # the appearance (its dimension set by the first frame with features)
+    has_feature: np.ndarray = column((), bool)
+    velocity: np.ndarray = column((4, 2))  # of the corners
+    num_observations: np.ndarray = column((), np.int64)
+    history_box: np.ndarray = column((0, 4))  # the ring: (delta_t + 1, 4) boxes
+    history_frame: np.ndarray = column((0, ), np.int64)  # the frame each slot of the ring holds
 
     def __init__(self, delta_t: int) -> None:
         self.slots = delta_t + 1
-        super().__init__(dict(mean=((8, ), np.float64), covariance=((8, 8), np.float64), box=((4, ), np.float64),
-                              prev_score=((), np.float64), feature=((0, ), np.float64), has_feature=((), bool),
-                              velocity=((4, 2), np.float64), num_observations=((), np.int64),
-                              history_box=((self.slots, 4), np.float64), history_frame=((self.slots, ), np.int64)))
+        super().__init__(dict(history_box=((self.slots, 4), np.float64), history_frame=((self.slots, ), np.int64)))
 
     def observed_boxes(self, rows: np.ndarray, frame: int, fallback: np.ndarray) -> np.ndarray:
         """The detection boxes of ``rows`` observed at ``frame``, ``fallback`` rows where a track has none (official

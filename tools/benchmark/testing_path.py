@@ -2,7 +2,7 @@
 """Benchmark: where the wall time of one ``tools/test.py`` run on cached detections goes, beside the tracker's own
 time on the same detections (the association benchmark's measure).
 
-    python tools/benchmark/test_path.py [CONFIG] --data-root DIR --det-root DIR [--workers N] [--repeats R]
+    python tools/benchmark/testing_path.py [CONFIG] --data-root DIR --det-root DIR [--workers N] [--repeats R]
         [--work-dir W] [--out FILE.json]
 
 CONFIG defaults to configs/bytetrack/bytetrack_cached-dets.py. The run is ``tools/test.py CONFIG --data-root DIR
@@ -24,16 +24,16 @@ this process at the first dataset item (imports and runner: the floor of any run
 scoring processes. Goals on ../shared/data/AnimalTrack-10fps-sim, 2 cores: under 20 s wall in all, and
 data + writing + other under 1 ms per frame.
 
-    python tools/benchmark/test_path.py --data-root ../shared/data/AnimalTrack-10fps-sim/gt \\
-        --det-root ../shared/data/AnimalTrack-10fps-sim/dets --out work_dirs/test_path.json
+    python tools/benchmark/testing_path.py --data-root ../shared/data/AnimalTrack-10fps-sim/gt \\
+        --det-root ../shared/data/AnimalTrack-10fps-sim/dets --out work_dirs/testing_path.json
 
-The logic is vastmat.benchmarks.test_path.
+The logic is vastmat.benchmarks.testing_path.
 """
 from __future__ import annotations
 
 import argparse
 
-from vastmat.benchmarks.test_path import DEFAULT_CONFIG
+from vastmat.benchmarks.testing_path import DEFAULT_CONFIG
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -49,7 +49,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from vastmat.benchmarks.test_path import print_split, split_test_run
+    from vastmat.benchmarks.testing_path import print_split, split_test_run
     from vastmat.utils.io import write_json_atomic
     args = parse_args(argv)
     result = split_test_run(args.config, args.data_root, args.det_root, args.workers, args.repeats, args.work_dir)
