@@ -65,14 +65,21 @@ class FrameSource:
             yield image
 
 
+def frame_number(name: str) -> int | None:
+    """The number a frame's file name ends with, extension aside (``frame_000012.jpg``, ``img12.png``: 12), or
+    None."""
+    match = re.search(r'(\d+)\D*$', osp.splitext(osp.basename(name))[0])
+    return int(match.group(1)) if match else None
+
+
 def frame_order(folder: str, files: list[str]) -> list[str]:
     """``files`` in frame order: by the number each name ends with where every name carries one (``frame_2.png``
     before ``frame_10.png``, as ffmpeg's ``%d`` writes them), else by name. Numbered frames must run without a gap
     or a repeat: a missing file would shift every later frame (and its labels or detections) by one."""
-    numbers = [re.search(r'(\d+)\D*$', osp.basename(f)) for f in files]
-    if len(files) < 2 or not all(numbers):
+    numbers = [frame_number(f) for f in files]
+    if len(files) < 2 or None in numbers:
         return sorted(files)
-    ordered = sorted(zip((int(m.group(1)) for m in numbers), files))
+    ordered = sorted(zip(numbers, files))
     values = [number for number, _ in ordered]
     gaps = [(a, b) for a, b in zip(values, values[1:]) if b != a + 1]
     if gaps:

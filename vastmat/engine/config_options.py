@@ -176,14 +176,15 @@ def apply_cfg_options(cfg: Config, options: dict[str, Any] | None, flags: dict[s
 
 def point_datasets(node: Any, data_root: str, protocol: str | None = None, every_dataset: bool = False) -> int:
     """Point every VastMATDataset of a config node (wrapped ones included, e.g. in ``MultiImageMixDataset``) at
-    ``data_root`` (and ``protocol`` when given); ``every_dataset``: every dataset that names a ``data_root`` (D2MP's
-    trajectory windows, the ReID crops, AFLink's pairs: ``tools/train.py --data-root``). Returns how many were
-    changed."""
+    ``data_root`` and, when given, ``protocol``; ``every_dataset``: also every other dataset that names a
+    ``data_root`` (D2MP's trajectory windows, the ReID crops, AFLink's pairs: ``tools/train.py --data-root``, the
+    zoo), whose protocol changes where it names one (None: all of its videos). Returns how many were changed."""
     changed = 0
     if isinstance(node, dict):
-        if node.get('type') == 'VastMATDataset' or (every_dataset and 'data_root' in node):
+        vastmat_dataset = node.get('type') == 'VastMATDataset'
+        if vastmat_dataset or (every_dataset and 'data_root' in node):
             node['data_root'] = data_root
-            if protocol is not None and node.get('type') == 'VastMATDataset':
+            if protocol is not None and (vastmat_dataset or node.get('protocol') is not None):
                 node['protocol'] = protocol
             changed += 1
         for value in node.values():

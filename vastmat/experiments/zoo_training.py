@@ -63,8 +63,8 @@ class Training:
 
 def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: str, label: str,
                adaptive_threads: bool = False, seed: int | None = None) -> Config:
-    """A config on ``data_root``'s ``protocol`` splits (the TrajectoryWindowDataset of D2MP and the ReID datasets
-    included), with a progress hook labelled ``label`` and no launcher; ``seed``: its ``randomness`` seed (None: the
+    """A config on ``data_root``'s ``protocol`` splits (every dataset that names a data root, D2MP's trajectory
+    windows and the ReID datasets included: :func:`~vastmat.engine.config_options.point_datasets`), with a progress hook labelled ``label`` and no launcher; ``seed``: its ``randomness`` seed (None: the
     config's). ``adaptive_threads``: the
     AdaptiveThreadsHook, for runs that share the cores with others; off, training keeps one thread count and is
     reproducible (a switch changes the order of floating-point sums: the zoo's MOTIP ended at HOTA 23.7 without a
@@ -74,12 +74,7 @@ def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: st
         loader = cfg.get(key)
         if not loader:
             continue
-        point_datasets(loader, data_root, protocol)
-        dataset = loader.get('dataset', {})
-        if dataset.get('type') in ('TrajectoryWindowDataset', 'VastMATReIDDataset', 'VastMATDetectionCrops'):
-            dataset['data_root'] = data_root
-            if dataset.get('protocol') is not None:
-                dataset['protocol'] = protocol
+        point_datasets(loader, data_root, protocol, every_dataset=True)
     cfg.work_dir = work_dir
     cfg.launcher = 'none'
     if seed is not None:

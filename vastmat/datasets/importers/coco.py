@@ -14,13 +14,13 @@ from __future__ import annotations
 import contextlib
 import io
 import os.path as osp
-import re
 from typing import Any
 
 import numpy as np
 
 from vastmat.utils.errors import UserInputError
 
+from ..frames import frame_number
 from .labelled_boxes import LabelledBoxes, check_video, identities, same_video
 
 
@@ -61,11 +61,11 @@ def _frame_of(path: str, image: dict[str, Any], video_form: bool) -> int:
                 return image[key]
         raise UserInputError(f'{path}: image {image.get("id")} of video {image.get("video_id")} has no frame_id')
     name = str(image.get('file_name', ''))
-    match = re.search(r'(\d+)\D*$', osp.splitext(osp.basename(name))[0])
-    if match is None:
+    number = frame_number(name)
+    if number is None:
         raise UserInputError(f'{path}: image {name!r} has no frame number in its file name (plain COCO images are '
                              'numbered by name: frame_000012.jpg is frame 12)')
-    return int(match.group(1))
+    return number
 
 
 def _track_of(ann: dict[str, Any]) -> Any:

@@ -9,12 +9,12 @@ labelled data it holds the image names, which carry the frame numbers) and accep
 from __future__ import annotations
 
 import os.path as osp
-import re
 
 import numpy as np
 
 from vastmat.utils.errors import UserInputError
 
+from ..frames import frame_number
 from .labelled_boxes import LabelledBoxes, boxes_from_points, check_video, same_video
 
 #: DeepLabCut's own default ``pcutoff`` (``config.yaml``), also ``movement.filtering.filter_by_confidence``'s
@@ -70,11 +70,11 @@ def _frame_numbers(path: str, index, video: str | None) -> tuple[np.ndarray, np.
         check_video(path, names[0], video)
     frames = []
     for p in parts:
-        match = re.search(r'(\d+)\D*$', osp.splitext(str(p[-1]))[0])
-        if match is None:
+        number = frame_number(str(p[-1]))
+        if number is None:
             raise UserInputError(f'{path}: row {"/".join(map(str, p))!r} names no frame number (DLC names '
                                  'extracted frames img<frame>.png)')
-        frames.append(int(match.group(1)))
+        frames.append(number)
     return np.asarray(frames, dtype=np.int64), keep
 
 
