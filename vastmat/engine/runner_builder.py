@@ -18,12 +18,7 @@ from mmengine.runner import Runner
 
 class RunnerBuilder:
     """Builds runners and counts them (``built``), so that each runner after the first in a process gets its own
-    experiment name.
-
-    A second runner in one process (tools called in-process: the matcher table, the zoo, the tests) would otherwise
-    log into the first run's work dir when both start in the same second: mmengine keys its logger and visualizer
-    by the experiment name, a timestamp in seconds unless the config names one.
-    """
+    experiment name (the module docstring says why)."""
 
     def __init__(self) -> None:
         self.built = 0

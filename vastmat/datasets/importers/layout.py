@@ -26,6 +26,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from vastmat.structures.bbox import ltwh_to_xyxy, xyxy_to_ltwh
 from vastmat.utils.errors import UserInputError
 from vastmat.utils.io import write_json_atomic, write_lines_atomic
 
@@ -73,26 +74,21 @@ def _runs(numbers: np.ndarray) -> list[list[int]]:
 
 def check_boxes_in_frame(labels: LabelledBoxes, width: int, height: int) -> None:
     """Refuse a box that lies outside the ``width`` x ``height`` frame (beyond :data:`EDGE_TOLERANCE`)."""
-    x2 = labels.boxes[:, 0] + labels.boxes[:, 2]
-    y2 = labels.boxes[:, 1] + labels.boxes[:, 3]
-    outside = ((labels.boxes[:, 0] < -EDGE_TOLERANCE) | (labels.boxes[:, 1] < -EDGE_TOLERANCE)
-               | (x2 > width + EDGE_TOLERANCE) | (y2 > height + EDGE_TOLERANCE))
+    x1, y1, x2, y2 = ltwh_to_xyxy(labels.boxes).T
+    outside = ((x1 < -EDGE_TOLERANCE) | (y1 < -EDGE_TOLERANCE) | (x2 > width + EDGE_TOLERANCE)
+               | (y2 > height + EDGE_TOLERANCE))
     if outside.any():
         i = int(np.flatnonzero(outside)[0])
-        l, t, w, h = labels.boxes[i]
         raise UserInputError(
             f'{labels.source}: video frame {labels.frames[i] + 1} ({labels.id_names[labels.ids[i] - 1]}): box '
-            f'x {l:.1f}..{l + w:.1f}, y {t:.1f}..{t + h:.1f} lies outside the {width}x{height} frame '
+            f'x {x1[i]:.1f}..{x2[i]:.1f}, y {y1[i]:.1f}..{y2[i]:.1f} lies outside the {width}x{height} frame '
             f'({int(outside.sum())} such box{"es" if outside.sum() > 1 else ""}; are these the video\'s labels?)')
 
 
 def grown_boxes(boxes: np.ndarray, margin: float, width: int, height: int) -> np.ndarray:
     """``boxes`` (ltwh) grown by ``margin`` pixels on every side and clipped to the frame."""
-    x1 = np.clip(boxes[:, 0] - margin, 0, width)
-    y1 = np.clip(boxes[:, 1] - margin, 0, height)
-    x2 = np.clip(boxes[:, 0] + boxes[:, 2] + margin, 0, width)
-    y2 = np.clip(boxes[:, 1] + boxes[:, 3] + margin, 0, height)
-    return np.column_stack([x1, y1, x2 - x1, y2 - y1])
+    grown = ltwh_to_xyxy(boxes) + np.array([-margin, -margin, margin, margin])
+    return xyxy_to_ltwh(np.clip(grown, 0, [width, height, width, height]))
 
 
 def _rate(fps: float) -> int | float:
