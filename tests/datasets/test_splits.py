@@ -95,3 +95,21 @@ def test_make_splits_tool_on_demo_data(demo_root, tmp_path, capfd):
         dev = (out / protocol / 'dev.txt').read_text().split()
         assert len(train) + len(test) == 11 and set(dev) <= set(train)
     assert 'protocol 2 component-disjoint' in printed
+
+
+def test_a_split_less_another_leaves_its_videos_out(demo_root):
+    """``train-dev``: the train videos less the dev ones, in the train list's order, with their animal counts; what
+    the zoo's trainings read (the dev videos choose its test thresholds)."""
+    from vastmat.datasets import VastMATDataset
+    from vastmat.datasets.sequences import held_out, read_split, split_animal_counts
+    train, dev = read_split(demo_root, 'protocol1', 'train'), read_split(demo_root, 'protocol1', 'dev')
+    assert dev and set(dev) <= set(train)
+    kept = read_split(demo_root, 'protocol1', held_out('train', 'dev'))
+    assert held_out('train', 'dev') == 'train-dev' and kept == [v for v in train if v not in dev]
+    counts = split_animal_counts(demo_root, 'protocol1', 'train')
+    assert split_animal_counts(demo_root, 'protocol1', 'train-dev') == {v: c for v, c in counts.items() if v in kept}
+    dataset = VastMATDataset(data_root=demo_root, protocol='protocol1', split='train-dev', pipeline=[],
+                             test_mode=True)
+    assert [info['video_name'] for info in dataset.load_data_list()] == kept
+    with pytest.raises(FileNotFoundError, match='no such split file'):
+        read_split(demo_root, 'protocol1', 'train-nosuch')

@@ -1,7 +1,10 @@
 """The model zoo's tracker listing and the zoo benchmark (tools/zoo_benchmark.py) on cached detections."""
 import copy
+import glob
 import json
+import os
 import os.path as osp
+import shutil
 
 import pytest
 
@@ -59,11 +62,12 @@ def test_zoo_benchmark_on_cached_detections_matches_tools_test(demo_root, demo_d
 
 def test_a_tracker_that_tests_anothers_checkpoint_waits_for_it():
     """The launcher's order of the zoo's trackers: TCEI (MOTIP's checkpoint) starts once MOTIP is done, where MOTIP
-    runs too; alone, it starts at once (its task trains MOTIP)."""
+    runs too; alone, it starts at once (its task trains MOTIP); the trackers that need the detector's task wait
+    for it."""
     from vastmat.experiments.zoo_benchmark import ready_member
     names = {t.name: t for t in zoo_trackers()}
     members = [names['MOTIP'], names['TCEI'], names['ByteTrack']]
-    waiting, finished = list(members), set()
+    waiting, finished = list(members), {'detector'}  # the detections and shared trainings are done
     assert ready_member(waiting, finished, members).name == 'MOTIP'
     assert ready_member(waiting, finished, members).name == 'ByteTrack'
     assert ready_member(waiting, finished, members) is None and [m.name for m in waiting] == ['TCEI']
@@ -71,6 +75,11 @@ def test_a_tracker_that_tests_anothers_checkpoint_waits_for_it():
     assert ready_member(waiting, finished, members).name == 'TCEI' and not waiting
     alone = [names['TCEI']]
     assert ready_member(list(alone), set(), alone).name == 'TCEI'
+    # until the detector's task is done, only a tracker that needs neither its boxes nor its backbone starts
+    beside = [names['MOTIP'], names['QDTrack'], names['FairMOT']]
+    waiting = list(beside)
+    assert ready_member(waiting, set(), beside).name == 'FairMOT' and ready_member(waiting, set(), beside) is None
+    assert ready_member(waiting, {'detector'}, beside).name == 'MOTIP'
 
 
 def test_zoo_benchmark_user_errors(demo_root, tmp_path, capsys):
@@ -165,10 +174,16 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
         label = thresholds.get(name, {}).get('label')
         assert row['dev'] == (None if label is None else thresholds[name]['hota'][label]), name
         assert set(row['videos']) == set(out['runs']['protocol1'][f'{name}/original']) - {'COMBINED', 'seconds'}, name
-    again = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', work, '--train-iters', '2',
+    # a work dir that moves: its copy, run with --work-dir, trains nothing and gives the same tables (the tests of
+    # the last checkpoints run again there, on the copied checkpoints)
+    moved = tmp_path / 'moved' / 'zoo'
+    shutil.copytree(work, moved)
+    for metrics in glob.glob(str(moved / 'protocol1' / '**' / 'original' / 'metrics.json'), recursive=True):
+        os.remove(metrics)
+    again = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', moved, '--train-iters', '2',
                  '--matchers', 'original', 'cda_fixed', '--threshold-scales', '0.5', '1.0')
     assert all(row['reused'] for row in again['training']['protocol1'].values())
-    assert again['table5'] == out['table5']
+    assert again['table5'] == out['table5'] and again['table8'] == out['table8']
     # a subset in the same work dir: its outputs are its own, no plot of the full run's learned trackers left behind
     subset = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', work, '--train-iters', '2',
                   '--trackers', 'ByteTrack', '--matchers', 'original')
@@ -279,11 +294,27 @@ def test_zoo_training_schedule_and_identity(demo_root, tmp_path, monkeypatch):
     assert 'AdaptiveThreadsHook' in {h['type'] for h in shared.custom_hooks}
     set_schedule(shared, 200, 3)
     assert _identity(shared) != _identity(cfg)  # its thread switches change the trained model: never reused
-    # a training started from another's checkpoint is another training when that checkpoint is
-    other.load_from = 'work_dirs/x/protocol1/training/first_stage/aaaa/iter_2.pth'
-    moved = copy.deepcopy(other)
-    moved.load_from = 'work_dirs/x/protocol1/training/first_stage/bbbb/iter_2.pth'
-    assert _identity(moved) != _identity(other)
+    # what is trained, never where: another work dir, a copy of the data root or of the checkpoint it starts from
+    # is the same training; another checkpoint's content, or other data, is another
+    for name, content in (('a.pth', b'weights a'), ('copy_of_a.pth', b'weights a'), ('b.pth', b'weights b')):
+        (tmp_path / name).write_bytes(content)
+    started = {}
+    for name in ('a.pth', 'copy_of_a.pth', 'b.pth'):
+        started[name] = copy.deepcopy(other)
+        started[name].load_from = str(tmp_path / name)
+    assert _identity(started['a.pth']) == _identity(started['copy_of_a.pth']) != _identity(started['b.pth'])
+    assert _identity(started['a.pth']) != _identity(other)
+    elsewhere = zoo_config(config, demo_root, 'protocol1', str(tmp_path / 'moved'), 'one label')
+    set_schedule(elsewhere, 200, 3)
+    assert _identity(elsewhere) == _identity(cfg)
+    data_copy = tmp_path / 'data_copy'
+    shutil.copytree(demo_root, data_copy, ignore=shutil.ignore_patterns('img1'))
+    copied = zoo_config(config, str(data_copy), 'protocol1', str(tmp_path), 'one label')
+    set_schedule(copied, 200, 3)
+    assert _identity(copied) == _identity(cfg)
+    with open(data_copy / 'splits' / 'protocol1' / 'train.txt', 'a', encoding='utf-8') as f:
+        f.write('Bee-1\n')
+    assert _identity(copied) != _identity(cfg)
     set_schedule(other, 201, 3)
     assert _identity(other) != _identity(cfg)
     # trainings are kept by seed and by CPU kernel setting (float32 sums differ under each)
@@ -318,11 +349,25 @@ def test_expected_time_lays_the_tasks_out_as_the_workers_take_them(demo_root, tm
     detector = zoo.DEMO_DETECTOR
     first, plans = task_plans(ctx, selected, members, ['original'], 2, detector)
     by_name = {p.name: p for p in plans}
-    assert [label for label, _ in first] == ['detector: ' + osp.basename(detector), 'its detections']
+    # two workers: the detector and its detections are the first task; whoever tracks its boxes or starts from its
+    # backbone waits for it (all four here), TCEI for MOTIP
+    assert first == [] and plans[0].name == 'detector'
+    assert [label for label, _ in by_name['detector'].trainings] == ['detector: ' + osp.basename(detector)]
+    assert by_name['detector'].test_seconds > 0
+    assert {p.name: p.after for p in plans[1:]} == dict(ByteTrack='detector', MOTIP='detector', TCEI='MOTIP',
+                                                       QDTrack='detector')
     assert [label.split(': ')[1] for label, _ in by_name['MOTIP'].trainings] == [
         'motip_tiny_zoo_vastmat-demo_detr-pretrain.py', 'motip_tiny_zoo_vastmat-demo.py']
-    assert by_name['TCEI'].trainings == [] and by_name['TCEI'].after == 'MOTIP' and by_name['TCEI'].test_seconds > 0
+    assert by_name['TCEI'].trainings == [] and by_name['TCEI'].test_seconds > 0
     assert by_name['ByteTrack'].trainings == [] and len(by_name['QDTrack'].trainings) == 1
+    # FairMOT starts from nothing shared and tracks its own boxes: it trains beside the detector
+    fairmot = task_plans(ctx, [members['FairMOT'], members['ByteTrack']], members, ['original'], 2, detector)[1]
+    assert {p.name: p.after for p in fairmot} == dict(detector=None, FairMOT=None, ByteTrack='detector')
+    assert makespan(longest_first(fairmot), 2) < sum(p.seconds for p in fairmot)
+    # one worker: all here, at 2 threads, the detector first
     serial_first, serial = task_plans(ctx, selected, members, ['original'], 1, detector)
-    assert serial_first[0][1] == first[0][1]  # the detector trains here either way, at 2 threads
-    assert sum(p.seconds for p in serial) == pytest.approx(sum(p.seconds for p in plans) / TWO_THREADS_SPEEDUP)
+    assert [label for label, _ in serial_first] == ['detector: ' + osp.basename(detector), 'its detections']
+    assert serial_first[0][1] == pytest.approx(by_name['detector'].trainings[0][1] / TWO_THREADS_SPEEDUP)
+    assert all(p.after in (None, 'MOTIP') for p in serial)
+    assert sum(p.seconds for p in serial) == pytest.approx(
+        sum(p.seconds for p in plans[1:]) / TWO_THREADS_SPEEDUP)

@@ -5,10 +5,12 @@ another CPU kernel setting, each tracker's test HOTA over the runs and its dev H
     python tools/benchmark/demo_spread.py [--seeds 0 1 2] [--kernels avx2] [--work-dir work_dirs/zoo_benchmark]
         [--machine TEXT] [--rerun] [-- ZOO_BENCHMARK_OPTIONS ...]
 
-Each run is ``tools/zoo_benchmark.py --seed S`` (with ``ATEN_CPU_CAPABILITY=K`` for a kernel run, on the first
-seed). The first seed's plain run is make demo's own work dir (its trainings reused: a finished make demo costs
-nothing here); the others go to ``WORK_DIR/spread/seed<S>[-<K>]``, and a finished run is read again, not rerun; ``--rerun``
-after a change of a recipe runs every run again (each training and test whose config is unchanged is reused).
+Each run is ``tools/zoo_benchmark.py --seed S`` (a kernel run on the first seed: ``avx2`` emulates an AVX2-only
+machine, ``ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2``; another K sets
+``ATEN_CPU_CAPABILITY=K``). The first seed's plain run is make demo's own work dir (its trainings reused: a finished
+make demo costs nothing here); the others go to ``WORK_DIR/spread/seed<S>[-<K>]``, and a finished run is read again,
+not rerun; ``--rerun`` after a change of a recipe runs every run again (each training and test whose config is
+unchanged is reused).
 Prints a table (each run's HOTA, min / mean / max, dev HOTA, whether the minimum is 20 or more) and saves
 ``WORK_DIR/spread/spread.json`` and ``spread.png``. About 10 minutes a run on 2 cores.
 """
@@ -34,7 +36,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2], help='training seeds (default 0 1 2)')
     parser.add_argument('--kernels', nargs='*', default=['avx2'], metavar='K',
-                        help='ATEN_CPU_CAPABILITY settings run on the first seed (default avx2; none: no such run)')
+                        help='kernel settings run on the first seed (default avx2: an emulated AVX2 machine; '
+                        'none: no such run)')
     parser.add_argument('--work-dir', default='work_dirs/zoo_benchmark', help="make demo's work dir")
     parser.add_argument('--machine', default=None, help='the machine named in the table (default: the CPU model)')
     parser.add_argument('--rerun', action='store_true',

@@ -29,7 +29,8 @@ FLOOR = 0.20  # the HOTA every tracker must hold at its worst (issue: "the same 
 
 @dataclass(frozen=True)
 class SpreadRun:
-    """One zoo run: its training seed and CPU kernel setting (``ATEN_CPU_CAPABILITY``; None: torch's choice)."""
+    """One zoo run: its training seed and CPU kernel setting (:func:`kernel_environment`; None: the libraries'
+    choice)."""
 
     seed: int
     kernels: str | None = None
@@ -49,15 +50,26 @@ def spread_runs(seeds: list[int], kernels: list[str]) -> list[SpreadRun]:
     return [SpreadRun(seed) for seed in seeds] + [SpreadRun(seeds[0], k) for k in kernels]
 
 
+# the settings of an AVX2-only machine, emulated on an AVX-512 one: torch's, oneDNN's and MKL's kernels alike
+EMULATED_MACHINES = {
+    'avx2': dict(ATEN_CPU_CAPABILITY='avx2', ONEDNN_MAX_CPU_ISA='AVX2', MKL_ENABLE_INSTRUCTIONS='AVX2')}
+
+
+def kernel_environment(kernels: str | None) -> dict[str, str]:
+    """The environment of a run's kernel setting: an emulated machine's (:data:`EMULATED_MACHINES`), else
+    ``ATEN_CPU_CAPABILITY`` alone; none for None."""
+    if not kernels:
+        return {}
+    return dict(EMULATED_MACHINES.get(kernels, dict(ATEN_CPU_CAPABILITY=kernels)))
+
+
 def run_zoo(run: SpreadRun, work_dir: str, zoo_args: list[str], log_path: str) -> float:
     """``tools/zoo_benchmark.py`` for one run, its output in ``log_path`` and on the console; returns its seconds.
 
     Raises:
         RuntimeError: the run failed (its log's last lines in the message).
     """
-    env = dict(os.environ)
-    if run.kernels:
-        env['ATEN_CPU_CAPABILITY'] = run.kernels
+    env = dict(os.environ, **kernel_environment(run.kernels))
     tool = osp.join(PACKAGE_ROOT, 'tools', 'zoo_benchmark.py')
     command = [sys.executable, tool, '--seed', str(run.seed), '--work-dir', work_dir, *zoo_args]
     os.makedirs(osp.dirname(log_path) or '.', exist_ok=True)

@@ -98,15 +98,28 @@ def normalise_protocol(protocol: str | int) -> str:
     raise KeyError(f'unknown protocol {protocol!r}; use protocol1 (seen) or protocol2 (unseen)')
 
 
+def held_out(split: str, other: str) -> str:
+    """The split expression of ``split``'s videos less ``other``'s (``held_out('train', 'dev')`` is
+    ``'train-dev'``): what :func:`read_split` and every dataset's ``split`` read, e.g. the zoo's trainings, which
+    leave out the dev videos its test thresholds are chosen on."""
+    return f'{split}-{other}'
+
+
 def _split_lines(root: str, protocol: str | int, split: str) -> tuple[str, list[tuple[int, list[str]]]]:
-    """The path of a split's video list and its lines' fields (a name, then optional animal counts)."""
+    """The path of a split's video list and its lines' fields (a name, then optional animal counts); ``split`` may
+    be ``A-B`` (:func:`held_out`): A's lines less those of B's videos."""
+    if '-' in split:
+        kept, _, left_out = split.partition('-')
+        path, lines = _split_lines(root, protocol, kept)
+        dropped = {fields[0] for _, fields in _split_lines(root, protocol, left_out)[1]}
+        return path, [(number, fields) for number, fields in lines if fields[0] not in dropped]
     protocol = normalise_protocol(protocol)
     path = osp.join(root, 'splits', protocol, f'{split}.txt')
     if not osp.isdir(root):
         raise FileNotFoundError(f'{root}: no such VastMAT root (the config\'s data_root; prepare the data as '
                                 'docs/data.md says, or point data_root at it with --cfg-options)')
     if not osp.isfile(path):
-        raise FileNotFoundError(f'{path}: no such split file (splits are {", ".join(SPLITS)})')
+        raise FileNotFoundError(f'{path}: no such split file (splits are {", ".join(SPLITS)}, or A-B: A less B)')
     with open(path, encoding='utf-8') as f:
         return path, [(number, split_fields(line.strip())) for number, line in enumerate(f, 1) if line.strip()]
 

@@ -27,7 +27,8 @@ class VastMATDataset(SerializeWithoutCollectMixin, BaseVideoDataset):
         data_root: a VastMAT root (``videos/``, ``meta/``, ``splits/``) or a MOTChallenge split folder
             (``<seq>/gt/gt.txt``, ``<seq>/seqinfo.ini``), e.g. AnimalTrack's ``train``.
         protocol: ``protocol1`` (seen) / ``protocol2`` (unseen) (aliases 1, 2, p1, p2, seen, unseen).
-        split: ``train``, ``test`` or ``dev`` of that protocol; ``None`` takes every video of the root.
+        split: ``train``, ``test`` or ``dev`` of that protocol, or ``A-B``: A's videos less B's
+            (:func:`~vastmat.datasets.sequences.held_out`); ``None`` takes every video of the root.
         videos: an explicit list of video names instead of a split.
         stride: keep every ``stride``-th frame (3 turns 30 FPS into 10 FPS); frames are renumbered.
         load_as: ``'video'``: one item per video (tracking, mmdet's video datasets); ``'image'``: one item per

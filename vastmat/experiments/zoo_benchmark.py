@@ -22,10 +22,11 @@ from .launchers import run_pulled
 from .zoo import run_cached_member, run_model_member, train
 from .zoo_calibration import THRESHOLD_SCALES
 from .zoo_context import ZooContext
-from .zoo_plan import REPORT_SECONDS, longest_first, makespan, task_plans
+from .zoo_pace import measure_pace
+from .zoo_plan import REPORT_SECONDS, configs_to_train, longest_first, makespan, task_plans
 from .zoo_report import report
 from .zoo_scoring import detector_boxes, link_runs
-from .zoo_training_order import shared_sources
+from .zoo_training_order import SHARED_TASK, needs_shared_task, shared_sources, training_config
 
 DEMO_ROOT = 'data/demo'
 
@@ -114,7 +115,7 @@ def run_member(args: argparse.Namespace, ctx: ZooContext, member: ZooTracker, de
 
 @dataclass(frozen=True)
 class MemberTask:
-    """One zoo tracker for a launcher's worker (:func:`member_task`)."""
+    """One zoo tracker for a launcher's worker (:func:`run_task`)."""
 
     args: argparse.Namespace
     ctx: ZooContext
@@ -122,16 +123,45 @@ class MemberTask:
     detections: dict | None
     cwd: str  # the tool's folder: its relative paths resolve there on every node
 
+    def run(self) -> dict:
+        by_name = {m.name: m for m in zoo_trackers()}
+        return dict(result=run_member(self.args, self.ctx, by_name[self.name], self.detections, by_name))
 
-def member_task(task: MemberTask) -> dict:
-    """:func:`run_member` in a launcher's worker: ``dict(result, seconds, host, pid)``."""
+
+@dataclass(frozen=True)
+class SharedTask:
+    """The pooled run's first task (:data:`SHARED_TASK`): the detections of the trackers on cached detections (the
+    detector trained where it is not) and the trainings that several trackers start from (:func:`shared_sources`:
+    the demo YOLOX's backbone), in a worker while the other workers take the trackers that need none of it."""
+
+    args: argparse.Namespace
+    ctx: ZooContext
+    det_roots: dict
+    checkpoints: dict
+    detections_needed: bool
+    sources: tuple[str, ...]
+    cwd: str
+    name: str = SHARED_TASK
+
+    def run(self) -> dict:
+        from .zoo_report import make_console
+        detections = {}
+        if self.detections_needed:
+            detections = get_detections(self.args, self.ctx, self.det_roots, self.checkpoints, make_console())
+        for source in self.sources:
+            train(self.ctx, source, f'{osp.basename(source)} (a start of the trackers\' trainings)')
+        return dict(result=detections)
+
+
+def run_task(task: MemberTask | SharedTask) -> dict:
+    """A task of the pooled run in a launcher's worker, at one thread: ``dict(result, seconds, host, pid,
+    trainings)``."""
     from vastmat.utils.threads import torch_threads
     os.chdir(task.cwd)
-    by_name = {m.name: m for m in zoo_trackers()}
     start = time.perf_counter()
     with torch_threads(1):  # a worker a core
-        result = run_member(task.args, task.ctx, by_name[task.name], task.detections, by_name)
-    return dict(result=result, seconds=time.perf_counter() - start, host=socket.gethostname(), pid=os.getpid(),
+        result = task.run()
+    return dict(result, seconds=time.perf_counter() - start, host=socket.gethostname(), pid=os.getpid(),
                 trainings=task.ctx.trainings)
 
 
@@ -153,76 +183,108 @@ def task_workers(args: argparse.Namespace, members: list[ZooTracker]) -> int:
     return 1 if args.launcher == 'local' and (args.workers <= 1 or len(members) == 1) else args.workers
 
 
-def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTracker], detections: dict | None,
-                step: str, console: Console, order: list[str] | None = None) -> dict:
-    """Every selected zoo tracker: ``{tracker: dict(runs={matcher: run}, curve=[...], training=...)}``. One after
-    another here, or (``--launcher ray``, or ``--workers`` above 1) each tracker a task of the launcher, taken in
-    ``order`` (names; default the zoo's): first, here, the trainings that several tasks need
-    (:func:`shared_sources`: the YOLOX backbone), then the trackers, one that tests another's checkpoint once that
-    one is done (no training runs twice at once)."""
+def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTracker], det_roots: dict,
+                checkpoints: dict, step: str, console: Console, order: list[str] | None = None) -> tuple[dict, dict]:
+    """Every selected zoo tracker: ``({tracker: dict(runs={matcher: run}, curve=[...], training=...)}, the
+    detections)``. One after another here (the detections first), or (``--launcher ray``, or ``--workers`` above 1)
+    each tracker a task of the launcher, taken in ``order`` (names; default the zoo's): the :class:`SharedTask`
+    first, the trackers that need none of it beside it, a tracker that tests another's checkpoint once that one is
+    done (no training runs twice at once)."""
     by_name = {m.name: m for m in zoo_trackers()}
-    out = {}
+    needs_detections = any(m.on_cached_detections for m in members)
+    out, detections = {}, {}
     if task_workers(args, members) == 1:
+        if needs_detections:
+            with Stage(f'[2/4] {ctx.protocol}: detections of {detections_source(args, ctx, det_roots)}', console):
+                detections = get_detections(args, ctx, det_roots, checkpoints, console)
         for member in members:
             with Stage(f'{step} {ctx.protocol}: {member.name}', console):
-                result = run_member(args, ctx, member, detections, by_name)
+                result = run_member(args, ctx, member, detections or None, by_name)
                 if result is not None:
                     out[member.name] = result
                     print_member(member.name, result, console)
-        return out
-    for source in shared_sources(members, by_name):
-        train(ctx, source, f'{osp.basename(source)} (a start of the trackers\' trainings)')
+        return out, detections
     task_ctx = replace(ctx, log=print)  # the console stays here
     rank = {name: i for i, name in enumerate(order or [])}
     waiting, finished = sorted(members, key=lambda m: rank.get(m.name, len(rank))), set()
+    shared = SharedTask(args, task_ctx, det_roots, checkpoints, needs_detections,
+                        tuple(shared_sources(members, by_name)), os.getcwd())
+    first = [shared] if needs_detections or shared.sources else []
+    if not first:
+        finished.add(SHARED_TASK)
 
-    def next_task() -> MemberTask | None:
+    def next_task() -> MemberTask | SharedTask | None:
+        if first:
+            return first.pop()
         member = ready_member(waiting, finished, members)
-        return None if member is None else MemberTask(args, task_ctx, member.name, detections, os.getcwd())
+        return None if member is None else MemberTask(args, task_ctx, member.name, detections or None, os.getcwd())
 
-    def done(task: MemberTask, reply: dict) -> None:
+    def done(task: MemberTask | SharedTask, reply: dict) -> None:
         finished.add(task.name)
         # what this run trained, for the tasks still to start (TCEI tests the MOTIP that this run trained)
         task_ctx.trainings.update({c: t for c, t in reply['trainings'].items() if c not in task_ctx.trainings})
-        console.print(f'{step} {ctx.protocol}: {task.name} ({reply["seconds"]:.0f} s, {args.launcher} worker '
-                      f'{reply["pid"]} on {reply["host"]})')
+        where = f'{args.launcher} worker {reply["pid"]} on {reply["host"]}'
+        if isinstance(task, SharedTask):
+            detections.update(reply['result'])
+            console.print(f'[2/4] {ctx.protocol}: detections of {detections_source(args, ctx, det_roots)} and the '
+                          f'shared trainings ({reply["seconds"]:.0f} s, {where})')
+            return
+        console.print(f'{step} {ctx.protocol}: {task.name} ({reply["seconds"]:.0f} s, {where})')
         if reply['result'] is not None:
             out[task.name] = reply['result']
             print_member(task.name, reply['result'], console)
 
-    console.print(f'{step} {ctx.protocol}: {len(members)} trackers, {args.workers} {args.launcher} worker(s)')
-    run_pulled(member_task, next_task, args.launcher, args.workers, done,
-               describe=lambda task: f'in zoo tracker {task.name} ({ctx.protocol})')
-    return {m.name: out[m.name] for m in members if m.name in out}
+    console.print(f'{step} {ctx.protocol}: {len(members)} trackers, {args.workers} {args.launcher} worker(s)'
+                  + (', the first one on the detections and shared trainings' if first else ''))
+    run_pulled(run_task, next_task, args.launcher, args.workers, done,
+               describe=lambda task: f'in zoo task {task.name} ({ctx.protocol})')
+    return {m.name: out[m.name] for m in members if m.name in out}, detections
+
+
+def detections_source(args: argparse.Namespace, ctx: ZooContext, det_roots: dict) -> str:
+    """What the detections come from: the detector config's name, or the given folder."""
+    return det_roots[ctx.protocol] if ctx.protocol in det_roots else osp.basename(args.det_config)
 
 
 def ready_member(waiting: list[ZooTracker], finished: set[str], members: list[ZooTracker]) -> ZooTracker | None:
     """The first of ``waiting`` that can start, taken off it (None: none now): a tracker that tests another's
-    checkpoint waits until that one, where it is among ``members``, is ``finished``."""
+    checkpoint waits until that one, where it is among ``members``, is ``finished``; one that needs the detections
+    or a shared training (:func:`needs_shared_task`) waits for :data:`SHARED_TASK`."""
     selected = {m.name for m in members}
+    by_name = {m.name: m for m in zoo_trackers()}
     for member in waiting:
-        if member.checkpoint_of not in selected or member.checkpoint_of in finished:
-            waiting.remove(member)
-            return member
+        if member.checkpoint_of in selected and member.checkpoint_of not in finished:
+            continue
+        if SHARED_TASK not in finished and needs_shared_task(member, members, by_name):
+            continue
+        waiting.remove(member)
+        return member
     return None
 
 
 def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dict, checkpoints: dict,
-               console: Console) -> list[str]:
-    """What will be trained and how long it is expected to take (:mod:`.zoo_plan`: each training's measured pace,
-    the tasks laid out on the workers); returns the order in which the workers take the trackers."""
+               console: Console, start: float) -> list[str]:
+    """What will be trained and how long the run is expected to take from its ``start`` (a ``perf_counter`` time) to
+    its end (:mod:`.zoo_plan`: each training's pace, measured here by :mod:`.zoo_pace`, the tasks laid out on the
+    workers); returns the order in which the workers take the trackers."""
     by_name = {m.name: m for m in zoo_trackers()}
     workers = task_workers(args, members)
     detector = args.det_config if ctx.protocol not in det_roots and any(
         m.on_cached_detections for m in members) else None
     if ctx.protocol in checkpoints:
         detector = None  # a given checkpoint: nothing to train, its test is a few seconds
-    first, tasks = task_plans(ctx, members, by_name, args.matchers, workers, detector)
+    to_train = configs_to_train(ctx, members, detector)
+    if not to_train and detector is not None:  # nothing to train: the detector's probe paces the tests
+        to_train = {detector: training_config(ctx, detector, 'detector')}
+    with console.status(f"measuring this machine's pace ({len(to_train)} config(s), a few iterations each)"):
+        pace = measure_pace(to_train)
+    first, tasks = task_plans(ctx, members, by_name, args.matchers, workers, detector, pace)
     ordered = longest_first(tasks)
-    total = sum(s for _, s in first) + makespan(ordered, workers) + REPORT_SECONDS
+    elapsed = time.perf_counter() - start
+    total = elapsed + sum(s for _, s in first) + makespan(ordered, workers) + REPORT_SECONDS * pace.typical
     trainings = first + [item for task in ordered for item in task.trainings]
-    console.print(f'  {ctx.protocol}: expected about {total / 60:.1f} min on 2 cores ({workers} worker(s)): '
-                  + ', '.join(f'{label} {s / 60:.1f} min' for label, s in trainings)
+    console.print(f'  {ctx.protocol}: expected about {total / 60:.1f} min in all on 2 cores ({workers} worker(s); '
+                  f'{pace.describe()}): ' + ', '.join(f'{label} {s / 60:.1f} min' for label, s in trainings)
                   + f', tests {sum(t.test_seconds for t in tasks) / 60:.1f} min')
     return [task.name for task in ordered]
 
@@ -253,14 +315,9 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
                          own_threshold_grids=args.threshold_scales is None,
                          # one thread count unless asked: reproducible trainings (docs/zoo.md)
                          adaptive_threads=args.adaptive_threads, seed=args.seed)
-        order = print_plan(ctx, members, args, det_roots, checkpoints, console)
-        detections[protocol] = {}
-        if any(m.on_cached_detections for m in members):
-            with Stage(f'[2/4] {protocol}: detections of '
-                       f'{osp.basename(args.det_config) if protocol not in det_roots else det_roots[protocol]}',
-                       console):
-                detections[protocol] = get_detections(args, ctx, det_roots, checkpoints, console)
-        results[protocol] = run_members(args, ctx, members, detections[protocol] or None, '[3/4]', console, order)
+        order = print_plan(ctx, members, args, det_roots, checkpoints, console, start)
+        results[protocol], detections[protocol] = run_members(args, ctx, members, det_roots, checkpoints, '[3/4]',
+                                                              console, order)
         if args.linker is not None:
             with Stage(f'[3/4] {protocol}: global linking of every tracker\'s results', console):
                 linked[protocol] = link_runs(ctx, results[protocol], args.linker)

@@ -1,25 +1,32 @@
-"""How long the zoo benchmark is expected to take, laid out as the run lays it out: first, in this process, the
-detector and the trainings that several trackers start from
-(:func:`vastmat.experiments.zoo_training_order.shared_sources`), then each tracker a task (its own trainings, then
-its tests), pulled by ``workers`` processes longest first; a tracker that tests another's checkpoint (TCEI) starts
-when that one ends.
+"""How long the zoo benchmark is expected to take, laid out as the run lays it out. With more than one worker, each
+tracker is a task (its own trainings, then its tests), pulled by the workers longest first; the first task is the
+detector, its detections and the trainings several trackers start from
+(:func:`vastmat.experiments.zoo_training_order.shared_sources`), and the trackers that need them wait for it while
+the others start beside it (no core idles while the detector trains); a tracker that tests another's checkpoint
+(TCEI) starts when that one ends. With one worker everything runs here, one after another, the detector first.
 
-Every training's pace is its config's ``zoo_seconds_per_iter``: seconds an iteration at one thread in a worker with
-another worker beside it on 2 cores, measured by ``make demo``. In this process, or with one worker, trainings run at
-``--threads`` (2) alone, :data:`TWO_THREADS_SPEEDUP` times faster.
+Every training's pace is its config's ``zoo_seconds_per_iter`` (seconds an iteration at one thread in a worker with
+another worker beside it on 2 cores, measured by ``make demo`` on the build machine) times this machine's factor
+for that config (:mod:`.zoo_pace`: a few timed iterations here against the build machine's). With one worker,
+trainings run at ``--threads`` (2) alone, :data:`TWO_THREADS_SPEEDUP` times faster. The tests, the detections and
+the report take the build machine's seconds below times the median factor.
 """
 from __future__ import annotations
 
 import os.path as osp
 from dataclasses import dataclass
 
+from mmengine.config import Config
+
 from vastmat.models.trackers.zoo import ZooTracker
 
 from .zoo_calibration import calibration_grid
 from .zoo_context import ZooContext
+from .zoo_pace import MachinePace
 from .zoo_scoring import SCORED_CHECKPOINTS
 from .zoo_training import expected_seconds, find_training, set_schedule
-from .zoo_training_order import NUM_CHECKPOINTS, shared_sources, task_trainings, training_config, training_plan
+from .zoo_training_order import (NUM_CHECKPOINTS, SHARED_TASK, needs_shared_task, shared_sources, task_trainings,
+                                  training_config, training_plan)
 
 # Measured on the build machine (2-core AMD EPYC, AVX-512): the demo YOLOX's iteration at 1 thread against 2 threads
 # alone (0.125 s and 0.118 s over 120 iterations); the small models gain little from a second thread.
@@ -79,15 +86,36 @@ def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str], test:
         CACHED_RUN_SECONDS, test)
 
 
+def configs_to_train(ctx: ZooContext, members: list[ZooTracker], detector: str | None = None) -> dict[str, Config]:
+    """``{config path: its training config}`` of every training the run will do (``detector`` first where it is not
+    trained yet), for :func:`~.zoo_pace.measure_pace`."""
+    out = {}
+    if detector is not None:
+        cfg = training_config(ctx, detector, 'detector')
+        set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
+        if find_training(cfg) is None:
+            out[detector] = cfg
+    for label, config, seconds in training_plan(ctx, members):
+        if seconds is not None and config not in out:
+            out[config] = training_config(ctx, config, label)
+            set_schedule(out[config], ctx.train_iters, NUM_CHECKPOINTS)
+    return out
+
+
 def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, ZooTracker], matchers: list[str],
-               workers: int, detector: str | None = None) -> tuple[list[tuple[str, float]], list[TaskPlan]]:
-    """``(what runs first here [(label, seconds)], one TaskPlan per member)``, untrained trainings only, each at the
-    pace of where it runs (``workers`` 1: all here, at 2 threads); ``detector``: the config whose boxes the trackers
-    on cached detections read, trained (where it is not yet) and tested first."""
+               workers: int, detector: str | None = None,
+               pace: MachinePace | None = None) -> tuple[list[tuple[str, float]], list[TaskPlan]]:
+    """``(what runs first here [(label, seconds)], the TaskPlans)``, untrained trainings only, each at the pace of
+    where it runs and of this machine (``pace``; None: the build machine's). ``workers`` 1: everything here, at 2
+    threads, the detector first; more: in the workers, the detector, its detections and the trainings several
+    trackers start from as the first task (:data:`SHARED_TASK`), which the trackers that need it wait for.
+    ``detector``: the config whose boxes the trackers on cached detections read (None: given boxes)."""
+    pace = pace or MachinePace()
     selected = {m.name for m in members}
-    shared = set(shared_sources(members, by_name)) if workers > 1 else set()
-    here_pace = 1 / TWO_THREADS_SPEEDUP
-    task_pace = 1.0 if workers > 1 else here_pace
+    pooled = workers > 1
+    shared = set(shared_sources(members, by_name)) if pooled else set()
+    task_pace = 1.0 if pooled else 1 / TWO_THREADS_SPEEDUP
+    shared_plan = TaskPlan(SHARED_TASK, [], 0.0)
     first, tasks, planned = [], [], set()
     frames = dict(test=split_frames(ctx, None),
                   dev=split_frames(ctx, ctx.calibration_split) if ctx.calibration_split is not None else 0)
@@ -95,9 +123,15 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
         cfg = training_config(ctx, detector, 'detector')
         set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
         if find_training(cfg) is None:
-            first.append((f'detector: {osp.basename(detector)}', expected_seconds(cfg, ctx.train_iters) * here_pace))
-        first.append(('its detections', DETECTIONS_SECONDS))
+            label = f'detector: {osp.basename(detector)}'
+            (shared_plan.trainings if pooled else first).append(
+                (label, expected_seconds(cfg, ctx.train_iters) * task_pace * pace.of(detector)))
+        if pooled:
+            shared_plan.test_seconds = DETECTIONS_SECONDS * pace.typical
+        else:
+            first.append(('its detections', DETECTIONS_SECONDS * pace.typical))
         planned.add(detector)
+    with_shared_task = pooled and (detector is not None or bool(shared))
     for member in members:
         chain = task_trainings(member, by_name, selected)
         trainings = []
@@ -105,14 +139,14 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
             if seconds is None or config not in chain or config in planned:
                 continue
             planned.add(config)
-            if config in shared:
-                first.append((label, seconds * here_pace))
-            else:
-                trainings.append((label, seconds * task_pace))
+            seconds *= pace.of(config) * task_pace
+            (shared_plan.trainings if config in shared else trainings).append((label, seconds))
         after = member.checkpoint_of if member.checkpoint_of in selected else None
-        tasks.append(TaskPlan(member.name, trainings, test_seconds(ctx, member, matchers, **frames) * task_pace,
-                              after))
-    return first, tasks
+        if after is None and with_shared_task and needs_shared_task(member, members, by_name):
+            after = SHARED_TASK
+        tasks.append(TaskPlan(member.name, trainings,
+                              test_seconds(ctx, member, matchers, **frames) * task_pace * pace.typical, after))
+    return first, ([shared_plan] if with_shared_task else []) + tasks
 
 
 def longest_first(tasks: list[TaskPlan]) -> list[TaskPlan]:

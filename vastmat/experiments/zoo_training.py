@@ -26,8 +26,9 @@ from vastmat.utils.io import write_json_atomic
 
 RECORD = 'zoo_training.json'  # written last in a training's work dir: its presence marks a finished training
 RUN_HOOKS = ('ProgressBarHook', 'AdaptiveThreadsHook')  # how a run is shown and paced, not what it learns
-# a display estimate; test thresholds and their calibration grids
-UNTRAINED_KEYS = ('zoo_seconds_per_iter', 'zoo_official_thresholds', 'zoo_threshold_scales')
+# the display estimate's paces; test thresholds and their calibration grids
+UNTRAINED_KEYS = ('zoo_seconds_per_iter', 'zoo_probe_seconds_per_iter', 'zoo_official_thresholds',
+                  'zoo_threshold_scales')
 # The settings that pick torch's, oneDNN's and MKL's CPU kernels: float32 sums round differently under each
 # (DESIGN.md 7), so a training made under one is not the training of another; part of a training's identity.
 KERNEL_VARIABLES = ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'MKL_ENABLE_INSTRUCTIONS')
@@ -62,10 +63,11 @@ class Training:
 
 
 def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: str, label: str,
-               adaptive_threads: bool = False, seed: int | None = None) -> Config:
+               adaptive_threads: bool = False, seed: int | None = None, held_out: str | None = None) -> Config:
     """A config on ``data_root``'s ``protocol`` splits (every dataset that names a data root, D2MP's trajectory
     windows and the ReID datasets included: :func:`~vastmat.engine.config_options.point_datasets`), with a progress hook labelled ``label`` and no launcher; ``seed``: its ``randomness`` seed (None: the
-    config's). ``adaptive_threads``: the
+    config's); ``held_out``: a split whose videos every training leaves out (the dev videos the zoo chooses its test
+    thresholds on: :func:`hold_out`). ``adaptive_threads``: the
     AdaptiveThreadsHook, for runs that share the cores with others; off, training keeps one thread count and is
     reproducible (a switch changes the order of floating-point sums: the zoo's MOTIP ended at HOTA 23.7 without a
     switch and 18.1 with four, while two runs at a fixed count gave equal weights)."""
@@ -75,6 +77,8 @@ def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: st
         if not loader:
             continue
         point_datasets(loader, data_root, protocol, every_dataset=True)
+    if held_out is not None and cfg.get('train_dataloader'):
+        hold_out(cfg.train_dataloader, held_out)
     cfg.work_dir = work_dir
     cfg.launcher = 'none'
     if seed is not None:
@@ -83,6 +87,21 @@ def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: st
         dict(type='ProgressBarHook', description=f'  {label}')] + (
         [dict(type='AdaptiveThreadsHook')] if adaptive_threads else [])
     return cfg
+
+
+def hold_out(node: Any, split: str) -> int:
+    """Every dataset of a config node that reads the ``train`` split reads it less ``split``'s videos
+    (:func:`~vastmat.datasets.sequences.held_out`); returns how many."""
+    from vastmat.datasets.sequences import held_out
+    changed = 0
+    if isinstance(node, dict):
+        if node.get('split') == 'train':
+            node['split'] = held_out('train', split)
+            changed += 1
+        changed += sum(hold_out(value, split) for value in node.values())
+    elif isinstance(node, (list, tuple)):
+        changed += sum(hold_out(value, split) for value in node)
+    return changed
 
 
 def set_schedule(cfg: Config, iters: int | None, num_checkpoints: int) -> int:
@@ -129,17 +148,40 @@ def cpu_kernels() -> dict[str, str]:
     return {name: os.environ[name] for name in KERNEL_VARIABLES if os.environ.get(name)}
 
 
+def _what_lies_there(node: Any) -> Any:
+    """``node`` with each place replaced by what it holds: a ``data_root`` by its data's fingerprint
+    (:func:`~vastmat.datasets.fingerprint.data_fingerprint`), a checkpoint (``load_from``, an ``init_cfg``'s
+    ``checkpoint``) by its content's hash; a path that does not exist stays as written."""
+    from vastmat.datasets.fingerprint import data_fingerprint
+    from vastmat.utils.io import file_digest
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key == 'data_root' and isinstance(value, str) and osp.isdir(value):
+                value = f'data {data_fingerprint(value)}'
+            elif key in ('load_from', 'checkpoint') and isinstance(value, str) and osp.isfile(value):
+                value = f'file {file_digest(value)}'
+            out[key] = _what_lies_there(value)
+        return out
+    if isinstance(node, (list, tuple)):
+        return [_what_lies_there(value) for value in node]
+    return node
+
+
 def _identity(cfg: Config) -> str:
     """A hash of what decides a training's result: the resolved config (its seed included) and the CPU kernel
     setting (:func:`cpu_kernels`, where one is set), less the progress display's label and expected time
     (``zoo_seconds_per_iter``) and what only testing reads (test / val settings, the tracker's thresholds and the
-    official ones the zoo scales), so that test settings can change without training again."""
+    official ones the zoo scales), so that test settings can change without training again. What is trained, never
+    where: the work dir is left out, and the data and the checkpoints it starts from count by their content
+    (:func:`_what_lies_there`), so that a copied or renamed work dir or data root finds its trainings."""
     settings = {key: value for key, value in cfg.to_dict().items()
-                if not key.startswith(('test_', 'val_')) and key not in UNTRAINED_KEYS}
+                if not key.startswith(('test_', 'val_')) and key not in UNTRAINED_KEYS and key != 'work_dir'}
     if any(h.get('type') == 'AdaptiveThreadsHook' for h in settings.get('custom_hooks') or []):
         settings['adaptive_threads'] = True  # its thread switches change the sums: not the same training
     settings['custom_hooks'] = [h for h in settings.get('custom_hooks') or [] if h.get('type') not in RUN_HOOKS]
     settings['model'] = _training_settings(settings.get('model', {}))
+    settings = _what_lies_there(settings)
     kernels = cpu_kernels()
     if kernels:
         settings['cpu_kernels'] = kernels

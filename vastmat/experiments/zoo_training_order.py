@@ -21,7 +21,7 @@ NUM_CHECKPOINTS = 3  # kept checkpoints of every learned part (tools/benchmark/c
 def training_config(ctx: ZooContext, config: str, label: str) -> Config:
     cfg = zoo_config(config, ctx.data_root, ctx.protocol, osp.join(ctx.work_dir, 'training',
                                                                   osp.splitext(osp.basename(config))[0]), label,
-                     adaptive_threads=ctx.adaptive_threads, seed=ctx.seed)
+                     adaptive_threads=ctx.adaptive_threads, seed=ctx.seed, held_out=ctx.calibration_split)
     return ctx.recipe(cfg) if ctx.recipe is not None else cfg
 
 
@@ -111,6 +111,18 @@ def shared_sources(members: list[ZooTracker], by_name: dict[str, ZooTracker]) ->
     for chain in chains:
         shared += [c for c in chain if c not in shared and sum(c in other for other in chains) > 1]
     return shared
+
+
+# The pooled zoo run's first task: the detector, its detections and the shared trainings (:func:`shared_sources`)
+SHARED_TASK = 'detector'
+
+
+def needs_shared_task(member: ZooTracker, members: list[ZooTracker], by_name: dict[str, ZooTracker]) -> bool:
+    """Whether ``member``'s task waits for the :data:`SHARED_TASK`: it tracks the detections, or one of its trainings
+    starts from a shared one."""
+    shared = set(shared_sources(members, by_name))
+    return member.on_cached_detections or bool(
+        shared & set(task_trainings(member, by_name, {m.name for m in members})))
 
 
 def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str, str, float | None]]:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import json
 import os
 import os.path as osp
@@ -67,3 +69,18 @@ def save_figure_atomic(fig: Any, path: str, dpi: int = 110) -> None:
             fig.savefig(f, format='png', dpi=dpi)
     finally:
         plt.close(fig)
+
+
+def file_digest(path: str) -> str:
+    """The SHA-1 of a file's content (read once per version of the file: its size and modification time)."""
+    status = os.stat(path)
+    return _digest_of_version(osp.abspath(path), status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _digest_of_version(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha1()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
