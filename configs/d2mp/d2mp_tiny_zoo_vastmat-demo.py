@@ -4,8 +4,8 @@ _base_ = ['./d2mp_tiny_animaltrack.py']
 
 data_root = 'data/demo/'
 max_iters = 100
-zoo_seconds_per_iter = 0.11  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
-zoo_probe_seconds_per_iter = 0.1388  # its pace probe there (vastmat/experiments/zoo_pace.py), the median of 3
+zoo_seconds_per_iter = 0.14  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
+zoo_probe_seconds_per_iter = 0.143  # its pace probe there (vastmat/experiments/zoo_pace.py), the median of 3
 
 # iteration-based: an endless sampler, so mmengine's loop does not restart the dataloader (and pause 2 s) each pass
 train_dataloader = dict(

@@ -14,8 +14,8 @@ _base_ = ['./motip_tiny_zoo_vastmat-demo.py']
 
 zoo_load_from = None  # the first stage (the MOTIP training starts from this one)
 max_iters = 2000
-zoo_seconds_per_iter = 0.057  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
-zoo_probe_seconds_per_iter = 0.0605  # its pace probe there (vastmat/experiments/zoo_pace.py), the median of 3
+zoo_seconds_per_iter = 0.067  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
+zoo_probe_seconds_per_iter = 0.065  # its pace probe there (vastmat/experiments/zoo_pace.py), the median of 3
 
 model = dict(only_detr=True, num_train_frames=1)
 # single frames with 1 to 20 evaluated identities (official SAMPLE_LENGTHS [1], as the full-size pre-training)

@@ -4,8 +4,8 @@
 _base_ = ['./reid_tiny_vastmat-demo.py']
 
 max_iters = 100
-zoo_seconds_per_iter = 0.2  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
-zoo_probe_seconds_per_iter = 0.2134  # its pace probe there (vastmat/experiments/zoo_pace.py), the median of 3
+zoo_seconds_per_iter = 0.23  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
+zoo_probe_seconds_per_iter = 0.2292  # its pace probe there (vastmat/experiments/zoo_pace.py), the median of 3
 
 # iteration-based: an endless sampler, so mmengine's loop does not restart the dataloader (and pause 2 s) each pass
 train_dataloader = dict(sampler=dict(type='InfiniteSampler', shuffle=True),

@@ -16,8 +16,8 @@ _base_ = ['./yolox_debug_1xb4-2it_vastmat-demo.py']
 
 img_scale = (192, 192)  # width, height: the demo frames are 192 x 144
 max_iters = 1200
-zoo_seconds_per_iter = 0.10  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
-zoo_probe_seconds_per_iter = 0.1415  # its pace probe there (vastmat/experiments/zoo_pace.py), the median of 3
+zoo_seconds_per_iter = 0.1417  # measured as make demo runs it (vastmat/experiments/zoo_plan.py: 1 thread in a worker)
+zoo_probe_seconds_per_iter = 0.1553  # its pace probe there (vastmat/experiments/zoo_pace.py), the median of 3
 
 train_pipeline = [
     dict(type='RandomAffine', scaling_ratio_range=(0.7, 1.3), max_rotate_degree=0, max_shear_degree=0,

@@ -61,25 +61,28 @@ def test_zoo_benchmark_on_cached_detections_matches_tools_test(demo_root, demo_d
 
 
 def test_a_tracker_that_tests_anothers_checkpoint_waits_for_it():
-    """The launcher's order of the zoo's trackers: TCEI (MOTIP's checkpoint) starts once MOTIP is done, where MOTIP
-    runs too; alone, it starts at once (its task trains MOTIP); the trackers that need the detector's task wait
-    for it."""
-    from vastmat.experiments.zoo_benchmark import ready_member
+    """The launcher's order of the zoo's trackers: MOTIP is trained as a task of its own, then its tests and TCEI's
+    (MOTIP's checkpoint) start; alone, TCEI starts at once (its task trains MOTIP); the trackers that need the
+    detector's task wait for it."""
+    from vastmat.experiments.zoo_benchmark import ready_member, task_queue
     names = {t.name: t for t in zoo_trackers()}
     members = [names['MOTIP'], names['TCEI'], names['ByteTrack']]
-    waiting, finished = list(members), {'detector'}  # the detections and shared trainings are done
-    assert ready_member(waiting, finished, members).name == 'MOTIP'
-    assert ready_member(waiting, finished, members).name == 'ByteTrack'
-    assert ready_member(waiting, finished, members) is None and [m.name for m in waiting] == ['TCEI']
-    finished |= {'MOTIP'}
-    assert ready_member(waiting, finished, members).name == 'TCEI' and not waiting
+    waiting, finished = task_queue(members), {'detector'}  # the detections and shared trainings are done
+    assert [(m.name, phase) for m, phase in waiting] == [('MOTIP', 'train'), ('MOTIP', 'test'), ('TCEI', 'all'),
+                                                        ('ByteTrack', 'all')]
+    assert ready_member(waiting, finished, members) == (names['MOTIP'], 'train')
+    assert ready_member(waiting, finished, members) == (names['ByteTrack'], 'all')
+    assert ready_member(waiting, finished, members) is None and len(waiting) == 2
+    finished |= {'MOTIP training'}
+    assert ready_member(waiting, finished, members) == (names['MOTIP'], 'test')
+    assert ready_member(waiting, finished, members) == (names['TCEI'], 'all') and not waiting
     alone = [names['TCEI']]
-    assert ready_member(list(alone), set(), alone).name == 'TCEI'
+    assert ready_member(task_queue(alone), set(), alone) == (names['TCEI'], 'all')
     # until the detector's task is done, only a tracker that needs neither its boxes nor its backbone starts
     beside = [names['MOTIP'], names['QDTrack'], names['FairMOT']]
-    waiting = list(beside)
-    assert ready_member(waiting, set(), beside).name == 'FairMOT' and ready_member(waiting, set(), beside) is None
-    assert ready_member(waiting, {'detector'}, beside).name == 'MOTIP'
+    waiting = task_queue(beside)
+    assert ready_member(waiting, set(), beside)[0].name == 'FairMOT' and ready_member(waiting, set(), beside) is None
+    assert ready_member(waiting, {'detector'}, beside)[0].name == 'MOTIP'
 
 
 def test_zoo_benchmark_user_errors(demo_root, tmp_path, capsys):
@@ -354,10 +357,13 @@ def test_expected_time_lays_the_tasks_out_as_the_workers_take_them(demo_root, tm
     assert first == [] and plans[0].name == 'detector'
     assert [label for label, _ in by_name['detector'].trainings] == ['detector: ' + osp.basename(detector)]
     assert by_name['detector'].test_seconds > 0
-    assert {p.name: p.after for p in plans[1:]} == dict(ByteTrack='detector', MOTIP='detector', TCEI='MOTIP',
-                                                       QDTrack='detector')
-    assert [label.split(': ')[1] for label, _ in by_name['MOTIP'].trainings] == [
+    # MOTIP trains as a task of its own; its tests and TCEI's wait for it
+    assert {p.name: p.after for p in plans[1:]} == {
+        'ByteTrack': 'detector', 'MOTIP training': 'detector', 'MOTIP': 'MOTIP training', 'TCEI': 'MOTIP training',
+        'QDTrack': 'detector'}
+    assert [label.split(': ')[1] for label, _ in by_name['MOTIP training'].trainings] == [
         'motip_tiny_zoo_vastmat-demo_detr-pretrain.py', 'motip_tiny_zoo_vastmat-demo.py']
+    assert by_name['MOTIP training'].test_seconds == 0 and by_name['MOTIP'].trainings == []
     assert by_name['TCEI'].trainings == [] and by_name['TCEI'].test_seconds > 0
     assert by_name['ByteTrack'].trainings == [] and len(by_name['QDTrack'].trainings) == 1
     # FairMOT starts from nothing shared and tracks its own boxes: it trains beside the detector
@@ -368,6 +374,6 @@ def test_expected_time_lays_the_tasks_out_as_the_workers_take_them(demo_root, tm
     serial_first, serial = task_plans(ctx, selected, members, ['original'], 1, detector)
     assert [label for label, _ in serial_first] == ['detector: ' + osp.basename(detector), 'its detections']
     assert serial_first[0][1] == pytest.approx(by_name['detector'].trainings[0][1] / TWO_THREADS_SPEEDUP)
-    assert all(p.after in (None, 'MOTIP') for p in serial)
+    assert all(p.after in (None, 'MOTIP') for p in serial) and 'MOTIP training' not in {p.name for p in serial}
     assert sum(p.seconds for p in serial) == pytest.approx(
-        sum(p.seconds for p in plans[1:]) / TWO_THREADS_SPEEDUP)
+        sum(p.seconds for p in plans[1:]) / TWO_THREADS_SPEEDUP)  # the same work, at 2 threads

@@ -26,7 +26,8 @@ from .zoo_pace import measure_pace
 from .zoo_plan import REPORT_SECONDS, configs_to_train, longest_first, makespan, task_plans
 from .zoo_report import report
 from .zoo_scoring import detector_boxes, link_runs
-from .zoo_training_order import SHARED_TASK, needs_shared_task, shared_sources, training_config
+from .zoo_training_order import (SHARED_TASK, checkpoint_sources, needs_shared_task, shared_sources, training_config,
+                                  training_task)
 
 DEMO_ROOT = 'data/demo'
 
@@ -115,17 +116,28 @@ def run_member(args: argparse.Namespace, ctx: ZooContext, member: ZooTracker, de
 
 @dataclass(frozen=True)
 class MemberTask:
-    """One zoo tracker for a launcher's worker (:func:`run_task`)."""
+    """One zoo tracker for a launcher's worker (:func:`run_task`): ``phase`` ``all`` (its trainings and tests),
+    ``train`` (its trainings only: a member whose checkpoint another tests, :func:`checkpoint_sources`) or ``test``
+    (its tests, after its ``train`` task)."""
 
     args: argparse.Namespace
     ctx: ZooContext
-    name: str
+    member: str
     detections: dict | None
     cwd: str  # the tool's folder: its relative paths resolve there on every node
+    phase: str = 'all'
+
+    @property
+    def name(self) -> str:
+        return training_task(self.member) if self.phase == 'train' else self.member
 
     def run(self) -> dict:
         by_name = {m.name: m for m in zoo_trackers()}
-        return dict(result=run_member(self.args, self.ctx, by_name[self.name], self.detections, by_name))
+        member = by_name[self.member]
+        if self.phase == 'train':
+            train(self.ctx, member.demo_config, member.name)
+            return dict(result=None)
+        return dict(result=run_member(self.args, self.ctx, member, self.detections, by_name))
 
 
 @dataclass(frozen=True)
@@ -188,8 +200,8 @@ def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTrac
     """Every selected zoo tracker: ``({tracker: dict(runs={matcher: run}, curve=[...], training=...)}, the
     detections)``. One after another here (the detections first), or (``--launcher ray``, or ``--workers`` above 1)
     each tracker a task of the launcher, taken in ``order`` (names; default the zoo's): the :class:`SharedTask`
-    first, the trackers that need none of it beside it, a tracker that tests another's checkpoint once that one is
-    done (no training runs twice at once)."""
+    first, the trackers that need none of it beside it; a member whose checkpoint another tests (MOTIP for TCEI) is
+    trained as a task of its own, then both test it side by side (no training runs twice at once)."""
     by_name = {m.name: m for m in zoo_trackers()}
     needs_detections = any(m.on_cached_detections for m in members)
     out, detections = {}, {}
@@ -205,8 +217,7 @@ def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTrac
                     print_member(member.name, result, console)
         return out, detections
     task_ctx = replace(ctx, log=print)  # the console stays here
-    rank = {name: i for i, name in enumerate(order or [])}
-    waiting, finished = sorted(members, key=lambda m: rank.get(m.name, len(rank))), set()
+    waiting, finished = task_queue(members, order), set()
     shared = SharedTask(args, task_ctx, det_roots, checkpoints, needs_detections,
                         tuple(shared_sources(members, by_name)), os.getcwd())
     first = [shared] if needs_detections or shared.sources else []
@@ -216,8 +227,9 @@ def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTrac
     def next_task() -> MemberTask | SharedTask | None:
         if first:
             return first.pop()
-        member = ready_member(waiting, finished, members)
-        return None if member is None else MemberTask(args, task_ctx, member.name, detections or None, os.getcwd())
+        ready = ready_member(waiting, finished, members)
+        return None if ready is None else MemberTask(args, task_ctx, ready[0].name, detections or None, os.getcwd(),
+                                                     ready[1])
 
     def done(task: MemberTask | SharedTask, reply: dict) -> None:
         finished.add(task.name)
@@ -230,7 +242,7 @@ def run_members(args: argparse.Namespace, ctx: ZooContext, members: list[ZooTrac
                           f'shared trainings ({reply["seconds"]:.0f} s, {where})')
             return
         console.print(f'{step} {ctx.protocol}: {task.name} ({reply["seconds"]:.0f} s, {where})')
-        if reply['result'] is not None:
+        if task.phase != 'train' and reply['result'] is not None:
             out[task.name] = reply['result']
             print_member(task.name, reply['result'], console)
 
@@ -246,19 +258,32 @@ def detections_source(args: argparse.Namespace, ctx: ZooContext, det_roots: dict
     return det_roots[ctx.protocol] if ctx.protocol in det_roots else osp.basename(args.det_config)
 
 
-def ready_member(waiting: list[ZooTracker], finished: set[str], members: list[ZooTracker]) -> ZooTracker | None:
-    """The first of ``waiting`` that can start, taken off it (None: none now): a tracker that tests another's
-    checkpoint waits until that one, where it is among ``members``, is ``finished``; one that needs the detections
-    or a shared training (:func:`needs_shared_task`) waits for :data:`SHARED_TASK`."""
+def task_queue(members: list[ZooTracker], order: list[str] | None = None) -> list[tuple[ZooTracker, str]]:
+    """The pooled run's ``(member, phase)`` tasks (:class:`MemberTask`) in ``order`` (names; default the zoo's): a
+    member whose checkpoint another tests is a ``train`` and a ``test`` task, every other one task."""
+    rank = {name: i for i, name in enumerate(order or [])}
+    sources = checkpoint_sources(members)
+    return [(m, phase) for m in sorted(members, key=lambda m: rank.get(m.name, len(rank)))
+            for phase in (('train', 'test') if m.name in sources else ('all', ))]
+
+
+def ready_member(waiting: list[tuple[ZooTracker, str]], finished: set[str],
+                 members: list[ZooTracker]) -> tuple[ZooTracker, str] | None:
+    """The first ``(member, phase)`` of ``waiting`` (:class:`MemberTask`'s phases) that can start, taken off it
+    (None: none now). A member's tests wait for its training task; a tracker that tests another's checkpoint waits
+    until that one, where it is among ``members``, is trained; one that needs the detections or a shared training
+    (:func:`needs_shared_task`) waits for :data:`SHARED_TASK`."""
     selected = {m.name for m in members}
     by_name = {m.name: m for m in zoo_trackers()}
-    for member in waiting:
-        if member.checkpoint_of in selected and member.checkpoint_of not in finished:
+    for member, phase in waiting:
+        if phase == 'test' and training_task(member.name) not in finished:
             continue
-        if SHARED_TASK not in finished and needs_shared_task(member, members, by_name):
+        if member.checkpoint_of in selected and training_task(member.checkpoint_of) not in finished:
             continue
-        waiting.remove(member)
-        return member
+        if phase != 'test' and SHARED_TASK not in finished and needs_shared_task(member, members, by_name):
+            continue
+        waiting.remove((member, phase))
+        return member, phase
     return None
 
 

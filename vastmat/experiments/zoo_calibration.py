@@ -20,6 +20,8 @@ from typing import Callable, Sequence
 
 from mmengine.config import Config
 
+from vastmat.models.mot.frame_outputs import keep_frame_outputs
+
 from .zoo_training import Training, test_tracking_model
 
 THRESHOLD_SCALES = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -125,14 +127,15 @@ def calibrate_thresholds(cfg: Config, training: Training, name: str, data_root: 
     videos = read_split(data_root, protocol, split)
     iteration, checkpoint = training.checkpoints[-1]
     hota, points = {}, {}
-    for point in grid:
-        label = grid_label(point)
-        scaled = copy.deepcopy(cfg)
-        scaled.merge_from_dict(scaled_thresholds(cfg, point))
-        run_dir = osp.join(training.work_dir, 'tests', name, preset, 'calibration', f'{split}_x{label}',
-                           f'iter_{iteration}')
-        metrics = test_tracking_model(scaled, checkpoint, videos, run_dir, preset, split=split)
-        hota[label], points[label] = metrics['COMBINED']['HOTA'], point
+    with keep_frame_outputs():  # one checkpoint on the same frames at every point (MOTIP: its DETR runs once)
+        for point in grid:
+            label = grid_label(point)
+            scaled = copy.deepcopy(cfg)
+            scaled.merge_from_dict(scaled_thresholds(cfg, point))
+            run_dir = osp.join(training.work_dir, 'tests', name, preset, 'calibration', f'{split}_x{label}',
+                               f'iter_{iteration}')
+            metrics = test_tracking_model(scaled, checkpoint, videos, run_dir, preset, split=split)
+            hota[label], points[label] = metrics['COMBINED']['HOTA'], point
     record = calibration_record(cfg, split, hota, points)
     log(f'  {name}: {calibration_text(record, points, len(scales))}')
     return record

@@ -5,7 +5,8 @@ A config's ``zoo_seconds_per_iter`` is its pace in ``make demo`` on the build ma
 ``zoo_probe_seconds_per_iter`` the pace of :func:`probe_seconds_per_iter` there. Here the same probe gives this
 machine's factor for that config (seconds here / seconds there), which scales its training in the plan; the median
 factor scales the tests, the detections and the report. The probe is the real training step (the data pipeline,
-the forward and backward passes, the optimiser step) at one thread, alone, from the config's own seed; it leaves
+the forward and backward passes, the optimiser step) at one thread, two probes at a time on 2 cores (as the
+trainings run: two workers side by side), from the config's own seed; it leaves
 out the hooks and the start weights (a start checkpoint may not be trained yet), which cost the same on every
 machine and so cancel in the factor. Model kinds slow down differently on another CPU (on an AVX2-only Zen 3 the
 demo YOLOX took 2.0 times its plan and FairMOT 1.5 times): one factor a config.
@@ -89,15 +90,30 @@ def probe_seconds_per_iter(cfg: Config, iters: int = PROBE_ITERS, warmup: int = 
         return (time.perf_counter() - start) / iters
 
 
-def measure_pace(configs: dict[str, Config]) -> MachinePace:
+def _probe(item: tuple[str, dict, str]) -> tuple[str, float]:
+    """:func:`probe_seconds_per_iter` of one ``(config path, its config as a dict, its file name)`` in a worker."""
+    path, settings, filename = item
+    return path, probe_seconds_per_iter(Config(settings, filename=filename))
+
+
+def probe_configs(configs: dict[str, Config], workers: int = 2) -> dict[str, float]:
+    """``{config path: seconds an iteration}`` of each of ``configs`` ({config path: its zoo training config}),
+    probed ``workers`` at a time, each in a process at one thread (as the zoo's trainings run)."""
+    from .launchers import run_tasks
+    seconds = {}
+    items = [(path, cfg.to_dict(), cfg.filename) for path, cfg in configs.items()]
+    run_tasks(_probe, items, 'local', workers, lambda item, reply: seconds.update([reply]),
+              describe=lambda item: f'in the pace probe of {item[0]}')
+    return {path: seconds[path] for path in configs}
+
+
+def measure_pace(configs: dict[str, Config], workers: int = 2) -> MachinePace:
     """This machine's factor of each of ``configs`` ({config path: its zoo training config}) that names its
-    ``zoo_probe_seconds_per_iter`` and trains :data:`MIN_PROBED_ITERS` iterations or more."""
-    pace = MachinePace()
+    ``zoo_probe_seconds_per_iter`` and trains :data:`MIN_PROBED_ITERS` iterations or more, ``workers`` probes at a
+    time (the build machine's were measured so: ``tools/benchmark/zoo_pace.py``)."""
     start = time.perf_counter()
-    for path, cfg in configs.items():
-        reference = cfg.get('zoo_probe_seconds_per_iter')
-        if not reference or cfg.train_cfg.get('max_iters', 0) < MIN_PROBED_ITERS:
-            continue
-        pace.factors[path] = probe_seconds_per_iter(cfg) / reference
-    pace.probe_seconds = time.perf_counter() - start
-    return pace
+    probed = {path: cfg for path, cfg in configs.items() if cfg.get('zoo_probe_seconds_per_iter')
+              and cfg.train_cfg.get('max_iters', 0) >= MIN_PROBED_ITERS}
+    seconds = probe_configs(probed, workers) if probed else {}
+    return MachinePace({path: seconds[path] / cfg.zoo_probe_seconds_per_iter for path, cfg in probed.items()},
+                       time.perf_counter() - start)

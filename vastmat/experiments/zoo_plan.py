@@ -2,8 +2,8 @@
 tracker is a task (its own trainings, then its tests), pulled by the workers longest first; the first task is the
 detector, its detections and the trainings several trackers start from
 (:func:`vastmat.experiments.zoo_training_order.shared_sources`), and the trackers that need them wait for it while
-the others start beside it (no core idles while the detector trains); a tracker that tests another's checkpoint
-(TCEI) starts when that one ends. With one worker everything runs here, one after another, the detector first.
+the others start beside it (no core idles while the detector trains); a tracker whose checkpoint another tests
+(MOTIP, for TCEI) is trained as a task of its own, after which both test it side by side. With one worker everything runs here, one after another, the detector first.
 
 Every training's pace is its config's ``zoo_seconds_per_iter`` (seconds an iteration at one thread in a worker with
 another worker beside it on 2 cores, measured by ``make demo`` on the build machine) times this machine's factor
@@ -25,8 +25,8 @@ from .zoo_context import ZooContext
 from .zoo_pace import MachinePace
 from .zoo_scoring import SCORED_CHECKPOINTS
 from .zoo_training import expected_seconds, find_training, set_schedule
-from .zoo_training_order import (NUM_CHECKPOINTS, SHARED_TASK, needs_shared_task, shared_sources, task_trainings,
-                                  training_config, training_plan)
+from .zoo_training_order import (NUM_CHECKPOINTS, SHARED_TASK, checkpoint_sources, needs_shared_task, shared_sources,
+                                  task_trainings, training_config, training_plan, training_task)
 
 # Measured on the build machine (2-core AMD EPYC, AVX-512): the demo YOLOX's iteration at 1 thread against 2 threads
 # alone (0.125 s and 0.118 s over 120 iterations); the small models gain little from a second thread.
@@ -38,6 +38,9 @@ TWO_THREADS_SPEEDUP = 1.06
 MODEL_TEST_SECONDS = (0.5, 0.011)
 CACHED_RUN_SECONDS = (0.2, 0.002)
 FEATURE_DUMP_SECONDS = (3.0, 0.06)
+# the share of a calibration point's time that a model keeping its frames' outputs saves (MOTIP: its DETR, 1.10 s
+# of a 1.99 s test of the dev videos, profiled on the build machine)
+KEPT_OUTPUTS_SAVING = 0.55
 DETECTIONS_SECONDS = 5.0  # the detector's two test passes and box dumps
 REPORT_SECONDS = 8.0  # the start (imports, the plan) and the report (tables, plots, the HTML page)
 
@@ -73,12 +76,17 @@ def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str], test:
     scored checkpoint and one per further matcher on the test videos (``test`` frames)."""
     extra = len(matchers) - 1 if member.takes_matcher else 0
     if not member.on_cached_detections:
-        from mmengine.config import Config
+        from vastmat.registry import MODELS
         cfg = Config.fromfile(member.demo_config)
         calibrations = len(calibration_grid(cfg, ctx.calibration_split, ctx.threshold_scales,
                                             ctx.own_threshold_grids))
-        return (calibrations * _seconds(MODEL_TEST_SECONDS, dev)
-                + (SCORED_CHECKPOINTS + extra) * _seconds(MODEL_TEST_SECONDS, test))
+        point = _seconds(MODEL_TEST_SECONDS, dev)
+        # a model that keeps its frames' outputs while a calibration tests it (frame_outputs.py) runs its network
+        # on the first point only
+        later_point = point * (1 - KEPT_OUTPUTS_SAVING) if getattr(
+            MODELS.get(cfg.model.type), 'keeps_frame_outputs', False) else point
+        return (point + (calibrations - 1) * later_point if calibrations else 0.0) + (
+            SCORED_CHECKPOINTS + extra) * _seconds(MODEL_TEST_SECONDS, test)
     if not member.demo_parts:
         return (1 + extra) * _seconds(CACHED_RUN_SECONDS, test)
     dumps = SCORED_CHECKPOINTS if 'features' in member.demo_parts else 0
@@ -132,6 +140,7 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
             first.append(('its detections', DETECTIONS_SECONDS * pace.typical))
         planned.add(detector)
     with_shared_task = pooled and (detector is not None or bool(shared))
+    sources = checkpoint_sources(members)
     for member in members:
         chain = task_trainings(member, by_name, selected)
         trainings = []
@@ -141,11 +150,16 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
             planned.add(config)
             seconds *= pace.of(config) * task_pace
             (shared_plan.trainings if config in shared else trainings).append((label, seconds))
-        after = member.checkpoint_of if member.checkpoint_of in selected else None
+        after = training_task(member.checkpoint_of) if member.checkpoint_of in selected and pooled else (
+            member.checkpoint_of if member.checkpoint_of in selected else None)
         if after is None and with_shared_task and needs_shared_task(member, members, by_name):
             after = SHARED_TASK
-        tasks.append(TaskPlan(member.name, trainings,
-                              test_seconds(ctx, member, matchers, **frames) * task_pace * pace.typical, after))
+        tests = test_seconds(ctx, member, matchers, **frames) * task_pace * pace.typical
+        if pooled and member.name in sources:  # trained as a task of its own, then tested
+            tasks.append(TaskPlan(training_task(member.name), trainings, 0.0, after))
+            tasks.append(TaskPlan(member.name, [], tests, training_task(member.name)))
+        else:
+            tasks.append(TaskPlan(member.name, trainings, tests, after))
     return first, ([shared_plan] if with_shared_task else []) + tasks
 
 

@@ -125,6 +125,18 @@ def needs_shared_task(member: ZooTracker, members: list[ZooTracker], by_name: di
         shared & set(task_trainings(member, by_name, {m.name for m in members})))
 
 
+def checkpoint_sources(members: list[ZooTracker]) -> set[str]:
+    """The members whose checkpoint another of ``members`` tests (MOTIP for TCEI): the pooled run trains them as a
+    task of their own (:func:`training_task`), so that the other's tests start beside their own."""
+    selected = {m.name for m in members}
+    return {m.checkpoint_of for m in members if m.checkpoint_of in selected}
+
+
+def training_task(name: str) -> str:
+    """The name of the task that trains member ``name`` (one of :func:`checkpoint_sources`) before its tests."""
+    return f'{name} training'
+
+
 def training_plan(ctx: ZooContext, members: list[ZooTracker]) -> list[tuple[str, str, float | None]]:
     """``(label, config, expected seconds or None when already trained)`` of every training the members need, a
     training's sources (:data:`START_KEYS`) before it."""

@@ -297,6 +297,27 @@ def test_tiny_motip_tracks_the_demo_test_videos(tracked, demo_root):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group('motip_tiny')
+def test_kept_detr_outputs_track_alike_and_run_the_detr_once_a_frame(trained, tracked, demo_root, tmp_path,
+                                                                      monkeypatch):
+    """The zoo's calibration keeps MOTIP's per-frame DETR outputs while it tests one checkpoint again and again
+    (keep_frame_outputs): the same tracks as without, and a second test of the same frames runs no DETR."""
+    from vastmat.models.mot import MOTIP
+    from vastmat.models.mot.frame_outputs import keep_frame_outputs
+    calls = []
+    run_detr = MOTIP._run_detr
+    monkeypatch.setattr(MOTIP, '_run_detr', lambda self, *args: calls.append(1) or run_detr(self, *args))
+    videos = open(osp.join(demo_root, 'splits', 'protocol1', 'test.txt')).read().split()
+    with keep_frame_outputs():
+        for run in ('first', 'again'):
+            tool('tools/test.py', TINY, '--checkpoint', trained / 'iter_12.pth', '--work-dir', tmp_path / run,
+                 '--cfg-options', *video_data_root_options(demo_root))
+            results = read_results(tmp_path / run, videos)
+            assert all(np.array_equal(results[v], rows) for v, rows in read_results(tracked, videos).items())
+            assert len(calls) == 12 * len(videos), run  # every frame's DETR once, in the first test only
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group('motip_tiny')
 def test_tcei_tracks_with_the_tiny_motip_checkpoint(trained, demo_root, tmp_path):
     """TCEI needs no training: its config tracks with the MOTIP checkpoint (the tracker's modules load unchanged),
     and on the same frames its calibrated ID logits differ from MOTIP's where it recalibrates, and stay finite."""

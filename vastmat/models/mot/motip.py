@@ -39,6 +39,7 @@ from vastmat.registry import MODELS
 from vastmat.structures.tracking import FrameDetections
 
 from .detr_outputs import queries_to_detections
+from .frame_outputs import frame_output
 from .motip_targets import gather_clip_features, generate_id_labels, id_loss, trajectory_and_unknown
 from .tracking_by_detection import TrackingByDetection
 
@@ -67,6 +68,10 @@ class MOTIP(TrackingByDetection):
             the official one (:attr:`id_matching_layer`: the second-to-last layer).
         post_processors, data_preprocessor, init_cfg: as :class:`TrackingByDetection`.
     """
+
+    # its DETR's outputs of a frame do not depend on the tracker: kept while one checkpoint is tested again
+    # (frame_outputs.py; the zoo's plan counts on it)
+    keeps_frame_outputs = True
 
     def __init__(self, detector: dict, tracker: dict, id_loss_weight: float = 1.0, num_groups: int = 6,
                  occlusion_prob: float = 0.5, switch_prob: float = 0.5, num_train_frames: int = 4,
@@ -227,6 +232,11 @@ class MOTIP(TrackingByDetection):
     def _detect(self, image: Tensor, frame_sample: Any) -> tuple[FrameDetections, dict]:
         """Every query of the frame as a detection (query order; the largest class ``sigmoid`` as score, boxes in
         original-frame pixels) with the last decoder layer's output ``hs[-1]`` as its features."""
-        logits, boxes, outputs = self._run_detr(image, [frame_sample])
-        return queries_to_detections(logits[-1][0], boxes[-1][0], frame_sample.metainfo['ori_shape'],
-                                     features=outputs[0]), {}
+        def detections() -> FrameDetections:
+            logits, boxes, outputs = self._run_detr(image, [frame_sample])
+            return queries_to_detections(logits[-1][0], boxes[-1][0], frame_sample.metainfo['ori_shape'],
+                                         features=outputs[0])
+
+        # the DETR's queries do not depend on the tracker: kept while a calibration tests one checkpoint
+        key = ('MOTIP', frame_sample.metainfo.get('img_path'), tuple(image.shape))
+        return frame_output(key, detections), {}
