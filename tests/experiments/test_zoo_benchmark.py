@@ -78,6 +78,10 @@ def test_a_tracker_that_tests_anothers_checkpoint_waits_for_it():
     assert ready_member(waiting, finished, members) == (names['TCEI'], 'all') and not waiting
     alone = [names['TCEI']]
     assert ready_member(task_queue(alone), set(), alone) == (names['TCEI'], 'all')
+    # in the plan's order (longest first), MOTIP's training task is MOTIP's place, its tests' short task is not
+    order = ['detector', 'MOTIP training', 'ByteTrack', 'TCEI', 'MOTIP']
+    assert [(m.name, phase) for m, phase in task_queue(members, order)] == [
+        ('MOTIP', 'train'), ('MOTIP', 'test'), ('ByteTrack', 'all'), ('TCEI', 'all')]
     # until the detector's task is done, only a tracker that needs neither its boxes nor its backbone starts
     beside = [names['MOTIP'], names['QDTrack'], names['FairMOT']]
     waiting = task_queue(beside)

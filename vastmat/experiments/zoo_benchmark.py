@@ -259,11 +259,15 @@ def detections_source(args: argparse.Namespace, ctx: ZooContext, det_roots: dict
 
 
 def task_queue(members: list[ZooTracker], order: list[str] | None = None) -> list[tuple[ZooTracker, str]]:
-    """The pooled run's ``(member, phase)`` tasks (:class:`MemberTask`) in ``order`` (names; default the zoo's): a
-    member whose checkpoint another tests is a ``train`` and a ``test`` task, every other one task."""
+    """The pooled run's ``(member, phase)`` tasks (:class:`MemberTask`) in ``order`` (the plan's task names, longest
+    first; default the zoo's): a member whose checkpoint another tests is a ``train`` and a ``test`` task, in the
+    place of its training task, every other one task."""
     rank = {name: i for i, name in enumerate(order or [])}
     sources = checkpoint_sources(members)
-    return [(m, phase) for m in sorted(members, key=lambda m: rank.get(m.name, len(rank)))
+
+    def first_task(member: ZooTracker) -> int:  # a member trained apart takes the place of its training task
+        return min(rank.get(name, len(rank)) for name in (member.name, training_task(member.name)))
+    return [(m, phase) for m in sorted(members, key=first_task)
             for phase in (('train', 'test') if m.name in sources else ('all', ))]
 
 
