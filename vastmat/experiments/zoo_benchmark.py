@@ -292,10 +292,11 @@ def ready_member(waiting: list[tuple[ZooTracker, str]], finished: set[str],
 
 
 def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dict, checkpoints: dict,
-               console: Console, start: float) -> list[str]:
+               console: Console, start: float) -> tuple[list[str], dict]:
     """What will be trained and how long the run is expected to take from its ``start`` (a ``perf_counter`` time) to
     its end (:mod:`.zoo_plan`: each training's pace, measured here by :mod:`.zoo_pace`, the tasks laid out on the
-    workers); returns the order in which the workers take the trackers."""
+    workers); returns the order in which the workers take the tasks, and the estimate (``seconds`` from the start,
+    this machine's ``factors`` by config, the probe's ``probe_seconds``) that zoo.json keeps beside the run's time."""
     by_name = {m.name: m for m in zoo_trackers()}
     workers = task_workers(args, members)
     detector = args.det_config if ctx.protocol not in det_roots and any(
@@ -315,7 +316,7 @@ def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dic
     console.print(f'  {ctx.protocol}: expected about {total / 60:.1f} min in all on 2 cores ({workers} worker(s); '
                   f'{pace.describe()}): ' + ', '.join(f'{label} {s / 60:.1f} min' for label, s in trainings)
                   + f', tests {sum(t.test_seconds for t in tasks) / 60:.1f} min')
-    return [task.name for task in ordered]
+    return [task.name for task in ordered], dict(seconds=total, factors=pace.factors, probe_seconds=pace.probe_seconds)
 
 
 def run(args: argparse.Namespace, members: list, console: Console) -> dict:
@@ -332,7 +333,7 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
         if name != 'original':
             matcher_fragment(name)  # an unknown matcher name fails here, before any training
     ensure_data(args.data_root, console)
-    detections, results, linked = {}, {}, {}
+    detections, results, linked, expected = {}, {}, {}, {}
     for protocol in args.protocols:
         videos = video_list(args.data_root, f'{protocol}/test')
         if not videos:
@@ -344,13 +345,13 @@ def run(args: argparse.Namespace, members: list, console: Console) -> dict:
                          own_threshold_grids=args.threshold_scales is None,
                          # one thread count unless asked: reproducible trainings (docs/zoo.md)
                          adaptive_threads=args.adaptive_threads, seed=args.seed)
-        order = print_plan(ctx, members, args, det_roots, checkpoints, console, start)
+        order, expected[protocol] = print_plan(ctx, members, args, det_roots, checkpoints, console, start)
         results[protocol], detections[protocol] = run_members(args, ctx, members, det_roots, checkpoints, '[3/4]',
                                                               console, order)
         if args.linker is not None:
             with Stage(f'[3/4] {protocol}: global linking of every tracker\'s results', console):
                 linked[protocol] = link_runs(ctx, results[protocol], args.linker)
-    out = report(args, detections, results, console, linked if args.linker is not None else None)
+    out = report(args, detections, results, console, linked if args.linker is not None else None, expected)
     out['seconds'] = time.perf_counter() - start
     console.print(f'zoo benchmark finished in {out["seconds"]:.0f} s')
     return out

@@ -71,9 +71,12 @@ def _seconds(cost: tuple[float, float], frames: int) -> float:
     return cost[0] + cost[1] * frames
 
 
-def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str], test: int, dev: int) -> float:
+def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str], test: int, dev: int,
+                 pace: MachinePace | None = None) -> float:
     """Expected seconds of a tracker's tests: its calibration on the dev videos (``dev`` frames), one test per
-    scored checkpoint and one per further matcher on the test videos (``test`` frames)."""
+    scored checkpoint and one per further matcher on the test videos (``test`` frames), each at this machine's pace
+    (``pace``): a model's tests and a ReID model's feature dumps at that config's factor, the rest at the median."""
+    pace = pace or MachinePace()
     extra = len(matchers) - 1 if member.takes_matcher else 0
     if not member.on_cached_detections:
         from vastmat.registry import MODELS
@@ -85,13 +88,13 @@ def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str], test:
         # on the first point only
         later_point = point * (1 - KEPT_OUTPUTS_SAVING) if getattr(
             MODELS.get(cfg.model.type), 'keeps_frame_outputs', False) else point
-        return (point + (calibrations - 1) * later_point if calibrations else 0.0) + (
-            SCORED_CHECKPOINTS + extra) * _seconds(MODEL_TEST_SECONDS, test)
-    if not member.demo_parts:
-        return (1 + extra) * _seconds(CACHED_RUN_SECONDS, test)
-    dumps = SCORED_CHECKPOINTS if 'features' in member.demo_parts else 0
-    return dumps * _seconds(FEATURE_DUMP_SECONDS, test) + (SCORED_CHECKPOINTS + extra) * _seconds(
-        CACHED_RUN_SECONDS, test)
+        return pace.of(member.demo_config) * ((point + (calibrations - 1) * later_point if calibrations else 0.0)
+                                              + (SCORED_CHECKPOINTS + extra) * _seconds(MODEL_TEST_SECONDS, test))
+    runs = (SCORED_CHECKPOINTS if member.demo_parts else 1) + extra
+    seconds = runs * _seconds(CACHED_RUN_SECONDS, test) * pace.typical
+    if 'features' in member.demo_parts:
+        seconds += SCORED_CHECKPOINTS * _seconds(FEATURE_DUMP_SECONDS, test) * pace.of(member.demo_parts['features'])
+    return seconds
 
 
 def configs_to_train(ctx: ZooContext, members: list[ZooTracker], detector: str | None = None) -> dict[str, Config]:
@@ -154,7 +157,7 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
             member.checkpoint_of if member.checkpoint_of in selected else None)
         if after is None and with_shared_task and needs_shared_task(member, members, by_name):
             after = SHARED_TASK
-        tests = test_seconds(ctx, member, matchers, **frames) * task_pace * pace.typical
+        tests = test_seconds(ctx, member, matchers, **frames, pace=pace) * task_pace
         if pooled and member.name in sources:  # trained as a task of its own, then tested
             tasks.append(TaskPlan(training_task(member.name), trainings, 0.0, after))
             tasks.append(TaskPlan(member.name, [], tests, training_task(member.name)))

@@ -157,9 +157,11 @@ def plot_learning(results: dict, protocol: str, path: str) -> bool:
     return True
 
 
-def report(args: Any, detections: dict, results: dict, console: Console, linked: dict | None = None) -> dict:
+def report(args: Any, detections: dict, results: dict, console: Console, linked: dict | None = None,
+           expected: dict | None = None) -> dict:
     """Print Table 5 (with each tracker's HOTA after global linking, ``linked``), the training table and Table 8,
-    save them (CSV, JSON) and the plots in ``args.work_dir`` (``args``: the zoo benchmark's options)."""
+    save them (CSV, JSON) and the plots in ``args.work_dir`` (``args``: the zoo benchmark's options); zoo.json keeps
+    the ``expected`` time of each protocol's run too."""
     from vastmat.evaluation.analysis import plot_hota_cdf
     from vastmat.models.trackers import zoo_trackers
     from vastmat.evaluation.report import ranked_table, write_ranked_csv
@@ -229,6 +231,7 @@ def report(args: Any, detections: dict, results: dict, console: Console, linked:
     out['results_dirs'] = {protocol: {f'{t}/{m}': run['results'] for (t, m), run in runs_of(results, protocol).items()
                                       if run.get('results')} for protocol in args.protocols}
     out['provenance'] = dict(commit=code_commit(), date=now_iso())
+    out['expected'] = expected or {}
     write_json_atomic(out, osp.join(args.work_dir, 'zoo.json'))
     page = write_report([args.work_dir], osp.join(args.work_dir, 'report.html'), 'VastMAT zoo benchmark',
                         log=console.print)
