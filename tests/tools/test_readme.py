@@ -44,6 +44,10 @@ TINY = {
          '--det-root work_dirs/zoo_benchmark/protocol1/dets --workers 1'],
         "docs/plugins.md's zoo run on 12-frame demo videos and simulated detections of their ground truth, written "
         "where the zoo's detector writes its boxes (a 2-iteration YOLOX finds none: every HOTA would be 0)"),
+    'python tools/zoo_benchmark.py --work-dir work_dirs/zoo_copy': (
+        'python tools/zoo_benchmark.py --train-iters 2 --trackers ByteTrack --workers 1 --work-dir work_dirs/zoo_copy',
+        "make demo's tiny run in the copy of its work dir (that a copy trains nothing and gives the same tables: "
+        'tests/experiments/test_zoo_benchmark.py)'),
     'make demo': ('python tools/zoo_benchmark.py --train-iters 2 --trackers ByteTrack --workers 1',
                   'the zoo benchmark with a 2-iteration detector, ByteTrack only (all eight trackers with 2-iteration '
                   'trainings: tests/experiments/test_zoo_benchmark.py)'),
