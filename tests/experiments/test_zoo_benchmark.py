@@ -381,3 +381,34 @@ def test_expected_time_lays_the_tasks_out_as_the_workers_take_them(demo_root, tm
     assert all(p.after in (None, 'MOTIP') for p in serial) and 'MOTIP training' not in {p.name for p in serial}
     assert sum(p.seconds for p in serial) == pytest.approx(
         sum(p.seconds for p in plans[1:]) / TWO_THREADS_SPEEDUP)  # the same work, at 2 threads
+
+
+def test_the_plan_is_paced_by_this_machines_probe(demo_root, tmp_path):
+    """zoo_pace: a probe times real training iterations of a zoo config; a config's factor (its probe here against
+    the build machine's) scales its training in the plan, the median factor what no probe covers; a training shorter
+    than MIN_PROBED_ITERS is not probed (a probe would cost more than it)."""
+    from vastmat.experiments import zoo
+    from vastmat.experiments.zoo_context import ZooContext
+    from vastmat.experiments.zoo_pace import MIN_PROBED_ITERS, MachinePace, measure_pace, probe_seconds_per_iter
+    from vastmat.experiments.zoo_plan import configs_to_train, task_plans
+    from vastmat.experiments.zoo_training_order import training_config
+    from vastmat.models.trackers.zoo import config_path
+    ctx = ZooContext(demo_root, 'protocol1', [], str(tmp_path / 'protocol1'), log=lambda text: None)
+    d2mp = config_path('d2mp/d2mp_tiny_zoo_vastmat-demo.py')
+    cfg = training_config(ctx, d2mp, 'probe')
+    assert 0 < probe_seconds_per_iter(cfg, iters=2, warmup=1) < 60
+    assert osp.isdir(osp.join(cfg.work_dir, 'pace'))  # its runner's log
+    short = training_config(ctx, d2mp, 'probe')
+    short.train_cfg.max_iters = MIN_PROBED_ITERS - 1
+    assert measure_pace({d2mp: short}).factors == {}
+    pace = MachinePace({d2mp: 2.0, 'other.py': 1.0, 'third.py': 4.0})
+    assert pace.of(d2mp) == 2.0 and pace.of('unprobed.py') == pace.typical == 2.0
+    assert MachinePace().typical == 1.0 and 'x1.00 to x4.00' in pace.describe()
+    members = {m.name: m for m in zoo_trackers()}
+    diffmot = [members['DiffMOT']]
+    assert d2mp in configs_to_train(ctx, diffmot)
+    _, plain = task_plans(ctx, diffmot, members, ['original'], 2)
+    _, doubled = task_plans(ctx, diffmot, members, ['original'], 2, pace=MachinePace({d2mp: 2.0}))
+    assert doubled[0].trainings[0][1] == pytest.approx(2 * plain[0].trainings[0][1])
+    assert doubled[0].test_seconds == pytest.approx(2 * plain[0].test_seconds)  # the median factor: 2
+    assert zoo.DEMO_DETECTOR not in configs_to_train(ctx, diffmot)  # no detector asked for
