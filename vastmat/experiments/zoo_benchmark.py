@@ -314,8 +314,8 @@ def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dic
     total = elapsed + sum(s for _, s in first) + makespan(ordered, workers) + REPORT_SECONDS * pace.typical
     trainings = first + [item for task in ordered for item in task.trainings]
     console.print(f'  {ctx.protocol}: expected about {total / 60:.1f} min in all on 2 cores ({workers} worker(s); '
-                  f'{pace.describe()}): ' + ', '.join(f'{label} {s / 60:.1f} min' for label, s in trainings)
-                  + f', tests {sum(t.test_seconds for t in tasks) / 60:.1f} min')
+                  f'{pace.describe()}): ' + ''.join(f'{label} {s / 60:.1f} min, ' for label, s in trainings)
+                  + f'tests {sum(t.test_seconds for t in tasks) / 60:.1f} min')
     return [task.name for task in ordered], dict(seconds=total, factors=pace.factors, probe_seconds=pace.probe_seconds)
 
 

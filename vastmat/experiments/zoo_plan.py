@@ -120,7 +120,8 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
     where it runs and of this machine (``pace``; None: the build machine's). ``workers`` 1: everything here, at 2
     threads, the detector first; more: in the workers, the detector, its detections and the trainings several
     trackers start from as the first task (:data:`SHARED_TASK`), which the trackers that need it wait for.
-    ``detector``: the config whose boxes the trackers on cached detections read (None: given boxes)."""
+    ``detector``: the config whose boxes the trackers on cached detections read (None: given boxes). A tracker's
+    tests count where something they test is trained anew; else the run reads its saved scores back."""
     pace = pace or MachinePace()
     selected = {m.name for m in members}
     pooled = workers > 1
@@ -143,6 +144,10 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
             first.append(('its detections', DETECTIONS_SECONDS * pace.typical))
         planned.add(detector)
     with_shared_task = pooled and (detector is not None or bool(shared))
+    owners = [by_name[m.checkpoint_of] for m in members if m.checkpoint_of in by_name]
+    untrained = {config for _, config, seconds in training_plan(ctx, members + owners) if seconds is not None}
+    if detector is not None and any(label.startswith('detector') for label, _ in first + shared_plan.trainings):
+        untrained.add(detector)
     sources = checkpoint_sources(members)
     for member in members:
         chain = task_trainings(member, by_name, selected)
@@ -157,7 +162,10 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
             member.checkpoint_of if member.checkpoint_of in selected else None)
         if after is None and with_shared_task and needs_shared_task(member, members, by_name):
             after = SHARED_TASK
-        tests = test_seconds(ctx, member, matchers, **frames, pace=pace) * task_pace
+        # a tracker's tests run again where something it tests is trained anew (else its scores are read back)
+        retrained = untrained & set(task_trainings(member, by_name, set())) or (
+            member.on_cached_detections and detector in untrained)
+        tests = test_seconds(ctx, member, matchers, **frames, pace=pace) * task_pace if retrained else 0.0
         if pooled and member.name in sources:  # trained as a task of its own, then tested
             tasks.append(TaskPlan(training_task(member.name), trainings, 0.0, after))
             tasks.append(TaskPlan(member.name, [], tests, training_task(member.name)))
