@@ -3,13 +3,15 @@ tracker is a task (its own trainings, then its tests), pulled by the workers lon
 detector, its detections and the trainings several trackers start from
 (:func:`vastmat.experiments.zoo_training_order.shared_sources`), and the trackers that need them wait for it while
 the others start beside it (no core idles while the detector trains); a tracker whose checkpoint another tests
-(MOTIP, for TCEI) is trained as a task of its own, after which both test it side by side. With one worker everything runs here, one after another, the detector first.
+(MOTIP, for TCEI) is trained as a task of its own, after which both test it side by side. With one worker everything
+runs here, one after another, the detector first.
 
 Every training's pace is its config's ``zoo_seconds_per_iter`` (seconds an iteration at one thread in a worker with
 another worker beside it on 2 cores, measured by ``make demo`` on the build machine) times this machine's factor
 for that config (:mod:`.zoo_pace`: a few timed iterations here against the build machine's). With one worker,
-trainings run at ``--threads`` (2) alone, :data:`TWO_THREADS_SPEEDUP` times faster. The tests, the detections and
-the report take the build machine's seconds below times the median factor.
+trainings run at ``--threads`` (2) alone, :data:`TWO_THREADS_SPEEDUP` times faster. The tests take the build
+machine's seconds below times their model's factor (a ReID model's for its feature dumps), the rest times the median
+factor.
 """
 from __future__ import annotations
 
@@ -131,23 +133,19 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
     first, tasks, planned = [], [], set()
     frames = dict(test=split_frames(ctx, None),
                   dev=split_frames(ctx, ctx.calibration_split) if ctx.calibration_split is not None else 0)
+    owners = [by_name[m.checkpoint_of] for m in members if m.checkpoint_of in by_name]
+    untrained = configs_to_train(ctx, members + owners, detector)
     if detector is not None:
-        cfg = training_config(ctx, detector, 'detector')
-        set_schedule(cfg, ctx.train_iters, NUM_CHECKPOINTS)
-        if find_training(cfg) is None:
-            label = f'detector: {osp.basename(detector)}'
-            (shared_plan.trainings if pooled else first).append(
-                (label, expected_seconds(cfg, ctx.train_iters) * task_pace * pace.of(detector)))
+        if detector in untrained:
+            (shared_plan.trainings if pooled else first).append((
+                f'detector: {osp.basename(detector)}',
+                expected_seconds(untrained[detector], ctx.train_iters) * task_pace * pace.of(detector)))
         if pooled:
             shared_plan.test_seconds = DETECTIONS_SECONDS * pace.typical
         else:
             first.append(('its detections', DETECTIONS_SECONDS * pace.typical))
         planned.add(detector)
     with_shared_task = pooled and (detector is not None or bool(shared))
-    owners = [by_name[m.checkpoint_of] for m in members if m.checkpoint_of in by_name]
-    untrained = {config for _, config, seconds in training_plan(ctx, members + owners) if seconds is not None}
-    if detector is not None and any(label.startswith('detector') for label, _ in first + shared_plan.trainings):
-        untrained.add(detector)
     sources = checkpoint_sources(members)
     for member in members:
         chain = task_trainings(member, by_name, selected)
@@ -163,7 +161,7 @@ def task_plans(ctx: ZooContext, members: list[ZooTracker], by_name: dict[str, Zo
         if after is None and with_shared_task and needs_shared_task(member, members, by_name):
             after = SHARED_TASK
         # a tracker's tests run again where something it tests is trained anew (else its scores are read back)
-        retrained = untrained & set(task_trainings(member, by_name, set())) or (
+        retrained = untrained.keys() & set(task_trainings(member, by_name, set())) or (
             member.on_cached_detections and detector in untrained)
         tests = test_seconds(ctx, member, matchers, **frames, pace=pace) * task_pace if retrained else 0.0
         if pooled and member.name in sources:  # trained as a task of its own, then tested
