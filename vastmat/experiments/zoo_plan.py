@@ -26,7 +26,7 @@ from .zoo_calibration import calibration_grid
 from .zoo_context import ZooContext
 from .zoo_pace import MachinePace
 from .zoo_scoring import SCORED_CHECKPOINTS
-from .zoo_training import expected_seconds, find_training, set_schedule
+from .zoo_training import expected_seconds, find_training, read_config, set_schedule
 from .zoo_training_order import (NUM_CHECKPOINTS, SHARED_TASK, checkpoint_sources, needs_shared_task, shared_sources,
                                   task_trainings, training_config, training_plan, training_task)
 
@@ -82,7 +82,7 @@ def test_seconds(ctx: ZooContext, member: ZooTracker, matchers: list[str], test:
     extra = len(matchers) - 1 if member.takes_matcher else 0
     if not member.on_cached_detections:
         from vastmat.registry import MODELS
-        cfg = Config.fromfile(member.demo_config)
+        cfg = read_config(member.demo_config)
         calibrations = len(calibration_grid(cfg, ctx.calibration_split, ctx.threshold_scales,
                                             ctx.own_threshold_grids))
         point = _seconds(MODEL_TEST_SECONDS, dev)
