@@ -4,6 +4,8 @@ plan of them all with their expected seconds. The trainings themselves run in :f
 """
 from __future__ import annotations
 
+import functools
+import os
 import os.path as osp
 
 from mmengine.config import Config
@@ -47,7 +49,14 @@ def start_sources(cfg: Config) -> list[tuple[str, str]]:
 
 
 def _file_start_sources(config: str) -> tuple[tuple[str, str], ...]:
-    """:func:`start_sources` of a config file (read once per version of the file: :func:`read_config`)."""
+    """:func:`start_sources` of a config file, found once per version of the file (a zoo run asks for them hundreds
+    of times while it orders its trainings)."""
+    status = os.stat(config)
+    return _start_sources_of_version(config, status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=None)
+def _start_sources_of_version(config: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
     return tuple(start_sources(read_config(config)))
 
 
