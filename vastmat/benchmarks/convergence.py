@@ -21,7 +21,8 @@ import numpy as np
 from vastmat.experiments.zoo import run_cached_member, run_model_member, train
 from vastmat.experiments.zoo_context import ZooContext
 from vastmat.experiments.zoo_scoring import detector_boxes
-from vastmat.experiments.zoo_training import Training, detect
+from vastmat.experiments.zoo_testing import detect
+from vastmat.experiments.zoo_training import Training
 from vastmat.experiments.zoo_training_order import training_config
 
 MEASURES = ('AP50', 'mAP', 'R1', 'DetA', 'AssA')  # quality columns, as each model has them

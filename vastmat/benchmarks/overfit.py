@@ -26,7 +26,8 @@ from typing import Any
 from vastmat.datasets.samplers import endless_sampler
 from vastmat.experiments.zoo import run_model_member, train
 from vastmat.experiments.zoo_context import ZooContext
-from vastmat.experiments.zoo_training import Training, detect
+from vastmat.experiments.zoo_testing import detect
+from vastmat.experiments.zoo_training import Training
 from vastmat.utils.io import write_lines_atomic
 
 from .convergence import logged_losses, reid_metrics, window_loss

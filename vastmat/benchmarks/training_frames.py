@@ -64,7 +64,8 @@ def frames_point(num_frames: int, work_dir: str, labels: str = FLY_LABELS, video
     ``test_first..test_last``, track and link; returns the numbers of one row of the table."""
     from vastmat.apis import init_model, track_and_score
     from vastmat.apis.linking import link_results_folder
-    from vastmat.experiments.zoo_training import detect, train_once, zoo_config
+    from vastmat.experiments.zoo_testing import detect
+    from vastmat.experiments.zoo_training import train_once, zoo_config
     from vastmat.utils.io import write_json_atomic
     if not 0 < num_frames < test_first:
         raise ValueError(f'{num_frames} training frames: give 1..{test_first - 1} (the test range starts at '

@@ -25,7 +25,8 @@ from vastmat.models.trackers.zoo import ZooTracker, config_path
 from .zoo_calibration import calibrate_thresholds
 from .zoo_context import ZooContext
 from .zoo_scoring import curve_point, model_run_dir, part_inputs, scored_checkpoints, track_on_cached
-from .zoo_training import Training, test_tracking_model, train_once, zoo_config
+from .zoo_testing import test_tracking_model
+from .zoo_training import Training, train_once, zoo_config
 from .zoo_training_order import NUM_CHECKPOINTS, START_KEYS, source_order, start_sources, training_config
 
 DEMO_DETECTOR = config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')  # the demo data's detector

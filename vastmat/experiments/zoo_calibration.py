@@ -3,9 +3,9 @@
 The rule: each tiny zoo model declares its official score thresholds (``zoo_official_thresholds``) and is tested at
 the official ones times the scale of :data:`THRESHOLD_SCALES` that tracks the protocol's dev videos (train videos held
 for tuning) best, at its last checkpoint; never chosen on the test videos. Minutes of CPU training leave each model's
-scores less confident by its own amount, which differs between models and between runs (the scales each run chose:
-the zoo's JSON and docs/zoo.md). A config may give a threshold a grid of its own (``zoo_threshold_scales``: MOTIP's detection
-threshold, whose config says why); the zoo then tries each of its scales with each of this grid's.
+scores less confident by its own amount, which differs between models and between runs (the scales each run chose: the
+zoo's JSON and docs/zoo.md). A config may give a threshold a grid of its own (``zoo_threshold_scales``: MOTIP's
+detection threshold, whose config says why); the zoo then tries each of its scales with each of this grid's.
 
 The grid (:func:`threshold_grid`, its points named by :func:`grid_label` and :func:`grid_text`) and the choice
 (:func:`best_label`, :func:`calibration_record`) are pure; :func:`calibrate_thresholds` runs the tests they choose
@@ -22,7 +22,8 @@ from mmengine.config import Config
 
 from vastmat.models.mot.frame_outputs import keep_frame_outputs
 
-from .zoo_training import Training, test_tracking_model
+from .zoo_testing import test_tracking_model
+from .zoo_training import Training
 
 THRESHOLD_SCALES = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 

@@ -13,7 +13,8 @@ from vastmat.models.trackers.zoo import ZooTracker, config_path
 from vastmat.utils.io import write_json_atomic
 
 from .zoo_context import ZooContext
-from .zoo_training import Training, detect
+from .zoo_testing import detect
+from .zoo_training import Training
 from .zoo_training_order import training_config
 
 TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')

@@ -1,13 +1,14 @@
-"""The trainings and tests of the model zoo on a VastMAT root (the demo data by default).
+"""The trainings of the model zoo on a VastMAT root (the demo data by default); their tests are in
+:mod:`.zoo_testing`.
 
 Every learned part of the zoo (the detector, a ReID model, D2MP, the joint and end-to-end models) is trained once by
-:func:`train_once`, in a work dir named by a hash of its resolved config and data root, and reused by every later
-run with the same settings. Checkpoints are kept at evenly spaced iterations, so that the zoo can score a model
-against its training time (HOTA at the first checkpoint beside the last: training did it).
+:func:`train_once`, in a work dir named by a hash of what it trains (its resolved config less where it runs; the data
+and the checkpoints it starts from by their contents), and reused by every later run with the same settings. Checkpoints
+are kept at evenly spaced iterations, so that the zoo can score a model against its training time (HOTA at the first
+checkpoint beside the last: training did it).
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import functools
 import glob
@@ -78,13 +79,13 @@ def _read_config_version(path: str, mtime_ns: int, size: int) -> Config:
 
 def zoo_config(config: str | Config, data_root: str, protocol: str, work_dir: str, label: str,
                adaptive_threads: bool = False, seed: int | None = None, held_out: str | None = None) -> Config:
-    """A config on ``data_root``'s ``protocol`` splits (every dataset that names a data root, D2MP's trajectory
-    windows and the ReID datasets included: :func:`~vastmat.engine.config_options.point_datasets`), with a progress hook labelled ``label`` and no launcher; ``seed``: its ``randomness`` seed (None: the
-    config's); ``held_out``: a split whose videos every training leaves out (the dev videos the zoo chooses its test
-    thresholds on: :func:`hold_out`). ``adaptive_threads``: the
-    AdaptiveThreadsHook, for runs that share the cores with others; off, training keeps one thread count and is
-    reproducible (a switch changes the order of floating-point sums: the zoo's MOTIP ended at HOTA 23.7 without a
-    switch and 18.1 with four, while two runs at a fixed count gave equal weights)."""
+    """A config on ``data_root``'s ``protocol`` splits (every dataset that names a data root, D2MP's trajectory windows
+    and the ReID datasets included: :func:`~vastmat.engine.config_options.point_datasets`), with a progress hook
+    labelled ``label`` and no launcher; ``seed``: its ``randomness`` seed (None: the config's); ``held_out``: a split
+    whose videos every training leaves out (the dev videos the zoo chooses its test thresholds on: :func:`hold_out`).
+    ``adaptive_threads``: the AdaptiveThreadsHook, for runs that share the cores with others; off, training keeps one
+    thread count and is reproducible (a switch changes the order of floating-point sums: the zoo's MOTIP ended at HOTA
+    23.7 without a switch and 18.1 with four, while two runs at a fixed count gave equal weights)."""
     cfg = read_config(config) if isinstance(config, str) else copy.deepcopy(config)
     for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         loader = cfg.get(key)
@@ -251,54 +252,3 @@ def expected_seconds(cfg: Config, iters: int | None = None) -> float:
     0 when the config does not say."""
     per_iter = cfg.get('zoo_seconds_per_iter') or 0.0
     return per_iter * (iters if iters is not None else cfg.train_cfg.get('max_iters', 0))
-
-
-def test_tracking_model(cfg: Config, checkpoint: str | None, videos: list[str], out_dir: str, preset: str,
-                        dump_dets: str | None = None, split: str = 'test') -> dict:
-    """Track the ``split`` videos (``videos``: their names) with a whole tracking model (``cfg``: a
-    :func:`zoo_config`, a matcher swapped in by :func:`vastmat.apis.swap_matcher` beforehand) at ``checkpoint`` and
-    score them with TrackEval (per video and COMBINED, as :func:`vastmat.apis.track_and_score`); ``dump_dets`` also
-    writes its detections. ``out_dir/metrics.json`` (written last) is reused when present."""
-    from vastmat.engine.runner_builder import build_quiet_runner
-    from vastmat.engine.tracking_options import apply_tracking_options
-    from vastmat.evaluation.mot_eval import evaluate, sequence_specs
-    saved = osp.join(out_dir, 'metrics.json')
-    if osp.isfile(saved):
-        return json.load(open(saved, encoding='utf-8'))
-    cfg = copy.deepcopy(cfg)  # Config.copy is shallow: the evaluator's outfile_dir would be shared
-    cfg.work_dir = out_dir
-    cfg.load_from = checkpoint
-    cfg.test_dataloader.dataset.split = split
-    apply_tracking_options(cfg, argparse.Namespace(dump_dets=dump_dets, workers=0))
-    runner = build_quiet_runner(cfg)
-    if dump_dets is not None:
-        from vastmat.evaluation.metrics import DumpTrackingDetections
-        runner.test_evaluator.metrics.append(DumpTrackingDetections(dump_dets))
-    runner.test()
-    data_root = cfg.test_dataloader.dataset.data_root
-    specs, missing = sequence_specs(data_root, osp.join(out_dir, 'results'), videos)
-    if missing:
-        raise RuntimeError(f'{out_dir}/results: the test wrote no tracks for {", ".join(missing)}')
-    metrics = evaluate(specs, preset)
-    write_json_atomic(metrics, saved)
-    return metrics
-
-
-def detect(config: str, checkpoint: str, data_root: str, protocol: str, work_dir: str, out_dir: str | None = None,
-           nms_iou: float | None = None) -> dict:
-    """Test a detector on the protocol's test videos (COCO metrics, ``det/AP50`` ...) and, with ``out_dir``, dump
-    its boxes there as det.txt files (with NMS at ``nms_iou`` when given); returns its metrics."""
-    from vastmat.engine.runner_builder import build_quiet_runner
-    from vastmat.engine.tracking_options import apply_tracking_options
-    from vastmat.evaluation.metrics import DumpTrackingDetections
-    cfg = zoo_config(config, data_root, protocol, work_dir, f'{protocol} detector')
-    if nms_iou is not None:
-        cfg.model.test_cfg.nms = dict(type='nms', iou_threshold=nms_iou)
-    cfg.load_from = checkpoint
-    cfg.test_dataloader.dataset.split = 'test'
-    cfg.test_evaluator = [dict(type='VastMATDetMetric')]
-    apply_tracking_options(cfg, argparse.Namespace(dump_dets=out_dir))
-    runner = build_quiet_runner(cfg)
-    if out_dir is not None:
-        runner.test_evaluator.metrics.append(DumpTrackingDetections(out_dir))
-    return runner.test()
