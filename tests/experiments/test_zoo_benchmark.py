@@ -78,10 +78,11 @@ def test_a_tracker_that_tests_anothers_checkpoint_waits_for_it():
     assert ready_member(waiting, finished, members) == (names['TCEI'], 'all') and not waiting
     alone = [names['TCEI']]
     assert ready_member(task_queue(alone), set(), alone) == (names['TCEI'], 'all')
-    # in the plan's order (longest first), MOTIP's training task is MOTIP's place, its tests' short task is not
+    # in the plan's order (longest first), each phase in the place of its task: MOTIP's training early, its tests'
+    # short task late, as the plan's makespan lays them out
     order = ['detector', 'MOTIP training', 'ByteTrack', 'TCEI', 'MOTIP']
     assert [(m.name, phase) for m, phase in task_queue(members, order)] == [
-        ('MOTIP', 'train'), ('MOTIP', 'test'), ('ByteTrack', 'all'), ('TCEI', 'all')]
+        ('MOTIP', 'train'), ('ByteTrack', 'all'), ('TCEI', 'all'), ('MOTIP', 'test')]
     # until the detector's task is done, only a tracker that needs neither its boxes nor its backbone starts
     beside = [names['MOTIP'], names['QDTrack'], names['FairMOT']]
     waiting = task_queue(beside)

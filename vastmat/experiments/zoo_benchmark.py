@@ -260,15 +260,17 @@ def detections_source(args: argparse.Namespace, ctx: ZooContext, det_roots: dict
 
 def task_queue(members: list[ZooTracker], order: list[str] | None = None) -> list[tuple[ZooTracker, str]]:
     """The pooled run's ``(member, phase)`` tasks (:class:`MemberTask`) in ``order`` (the plan's task names, longest
-    first; default the zoo's): a member whose checkpoint another tests is a ``train`` and a ``test`` task, in the
-    place of its training task, every other one task."""
+    first; default the zoo's), so that the workers take them as the plan laid them out: a member whose checkpoint
+    another tests is a ``train`` task (in the place of its training task) and a ``test`` task (in the place of its
+    own name), every other one task."""
     rank = {name: i for i, name in enumerate(order or [])}
     sources = checkpoint_sources(members)
 
-    def first_task(member: ZooTracker) -> int:  # a member trained apart takes the place of its training task
-        return min(rank.get(name, len(rank)) for name in (member.name, training_task(member.name)))
-    return [(m, phase) for m in sorted(members, key=first_task)
-            for phase in (('train', 'test') if m.name in sources else ('all', ))]
+    def place(task: tuple[ZooTracker, str]) -> int:
+        member, phase = task
+        return rank.get(training_task(member.name) if phase == 'train' else member.name, len(rank))
+    return sorted(((m, phase) for m in members for phase in (('train', 'test') if m.name in sources else ('all', ))),
+                  key=place)
 
 
 def ready_member(waiting: list[tuple[ZooTracker, str]], finished: set[str],
