@@ -10,7 +10,6 @@ checkpoint beside the last: training did it).
 from __future__ import annotations
 
 import copy
-import functools
 import glob
 import hashlib
 import json
@@ -24,7 +23,7 @@ from typing import Any
 from mmengine.config import Config
 
 from vastmat.engine.config_options import point_datasets
-from vastmat.utils.io import write_json_atomic
+from vastmat.utils.io import once_per_file_version, write_json_atomic
 
 RECORD = 'zoo_training.json'  # written last in a training's work dir: its presence marks a finished training
 RUN_HOOKS = ('ProgressBarHook', 'AdaptiveThreadsHook')  # how a run is shown and paced, not what it learns
@@ -68,12 +67,11 @@ def read_config(path: str) -> Config:
     """``Config.fromfile(path)``, read once per version of the file in this process (a copy each call): a zoo run
     resolves each of its configs tens of times, at 0.03 to 0.15 s a read of a config's chain of bases. A base file
     edited while the process runs is not seen until the config file itself changes."""
-    status = os.stat(path)
-    return copy.deepcopy(_read_config_version(osp.abspath(path), status.st_mtime_ns, status.st_size))
+    return copy.deepcopy(_read_config_once(path))
 
 
-@functools.lru_cache(maxsize=None)
-def _read_config_version(path: str, mtime_ns: int, size: int) -> Config:
+@once_per_file_version()
+def _read_config_once(path: str) -> Config:
     return Config.fromfile(path)
 
 

@@ -4,13 +4,12 @@ plan of them all with their expected seconds. The trainings themselves run in :f
 """
 from __future__ import annotations
 
-import functools
-import os
 import os.path as osp
 
 from mmengine.config import Config
 
 from vastmat.models.trackers.zoo import ZooTracker, config_path
+from vastmat.utils.io import once_per_file_version
 
 from .zoo_context import ZooContext
 from .zoo_training import Training, expected_seconds, find_training, read_config, set_schedule, zoo_config
@@ -48,15 +47,10 @@ def start_sources(cfg: Config) -> list[tuple[str, str]]:
     return [(key, config_path(cfg[key])) for key in START_KEYS if cfg.get(key)]
 
 
+@once_per_file_version()
 def _file_start_sources(config: str) -> tuple[tuple[str, str], ...]:
     """:func:`start_sources` of a config file, found once per version of the file (a zoo run asks for them hundreds
     of times while it orders its trainings)."""
-    status = os.stat(config)
-    return _start_sources_of_version(config, status.st_mtime_ns, status.st_size)
-
-
-@functools.lru_cache(maxsize=None)
-def _start_sources_of_version(config: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
     return tuple(start_sources(read_config(config)))
 
 

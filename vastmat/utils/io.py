@@ -8,7 +8,9 @@ import json
 import os
 import os.path as osp
 import tempfile
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator, TypeVar
+
+T = TypeVar('T')
 
 
 def _current_umask() -> int:
@@ -71,14 +73,26 @@ def save_figure_atomic(fig: Any, path: str, dpi: int = 110) -> None:
         plt.close(fig)
 
 
+def once_per_file_version(maxsize: int | None = None) -> Callable[[Callable[[str], T]], Callable[[str], T]]:
+    """Decorate ``function(path)`` to run once per version of the file (its absolute path, size and modification
+    time) in this process, keeping ``maxsize`` results (None: all); a changed file is read again. The cached result
+    is shared between callers: one that changes it takes a copy."""
+    def decorate(function: Callable[[str], T]) -> Callable[[str], T]:
+        @functools.lru_cache(maxsize=maxsize)
+        def of_version(path: str, size: int, mtime_ns: int) -> T:
+            return function(path)
+
+        @functools.wraps(function)
+        def once(path: str) -> T:
+            status = os.stat(path)
+            return of_version(osp.abspath(path), status.st_size, status.st_mtime_ns)
+        return once
+    return decorate
+
+
+@once_per_file_version(maxsize=256)
 def file_digest(path: str) -> str:
-    """The SHA-1 of a file's content (read once per version of the file: its size and modification time)."""
-    status = os.stat(path)
-    return _digest_of_version(osp.abspath(path), status.st_size, status.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=256)
-def _digest_of_version(path: str, size: int, mtime_ns: int) -> str:
+    """The SHA-1 of a file's content (read once per version of the file)."""
     digest = hashlib.sha1()
     with open(path, 'rb') as f:
         for block in iter(lambda: f.read(1 << 20), b''):
