@@ -220,7 +220,7 @@ def test_rank0_failure_stops_every_rank(server, tmp_path):
     root, base = server
     _save(root / 'dist' / 'ok.pth', {'w': torch.tensor([7.0])})
     bad, good = f'{base}/dist/missing.pth', f'{base}/dist/ok.pth'
-    context = multiprocessing.get_context('spawn')
+    context = multiprocessing.get_context('fork')  # (forked: torch imported, no interpreter start)
     results = context.Queue()
     port = _free_port()
     workers = [context.Process(target=_dist_worker, args=(rank, port, [bad, good], str(tmp_path / 'cache'), results))

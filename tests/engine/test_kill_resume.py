@@ -3,9 +3,9 @@ SIGKILLed between checkpoints and resumed with ``--resume`` ending with exactly 
 an uninterrupted run."""
 import os
 import os.path as osp
+import multiprocessing
 import shutil
 import signal
-import subprocess
 import sys
 import time
 
@@ -163,24 +163,32 @@ def test_save_checkpoint_is_atomic(toy_runner, monkeypatch):
 # SIGKILL between checkpoints, then --resume: same weights and optimizer state as an uninterrupted run
 # ---------------------------------------------------------------------------------------------------------------
 
-def _train(work_dir, demo_root, *extra, env=None, log='train') -> subprocess.Popen:
-    full_env = dict(os.environ)
-    full_env['OMP_NUM_THREADS'] = '1'  # the same threads in every run: bitwise equal floating point
-    full_env['PYTHONPATH'] = os.pathsep.join(p for p in (REPO, osp.join(REPO, 'tests', 'configs'),
-                                                         full_env.get('PYTHONPATH')) if p)
-    full_env.pop('VASTMAT_TEST_PAUSE_AFTER_ITER', None)
-    full_env.update(env or {})
-    log = open(f'{work_dir}.{log}.log', 'w')
-    return subprocess.Popen(
-        [sys.executable, osp.join(REPO, 'tools', 'train.py'), CONFIG, '--work-dir', str(work_dir), *extra,
-         '--cfg-options', f'train_dataloader.dataset.data_root={demo_root.rstrip("/")}/'],
-        cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT)
+def _train_process(args: list[str], env: dict, log: str) -> None:
+    """tools/train.py's main in a process forked from the test's (torch and mmdet imported: no interpreter start),
+    at one thread (the same threads in every run: bitwise equal floating point), its output to ``log``."""
+    os.environ.pop('VASTMAT_TEST_PAUSE_AFTER_ITER', None)
+    os.environ.update(env, OMP_NUM_THREADS='1')
+    torch.set_num_threads(1)
+    sys.path.insert(0, osp.join(REPO, 'tests', 'configs'))  # the config's custom_imports
+    os.chdir(REPO)
+    sys.stdout = sys.stderr = open(log, 'w', buffering=1)
+    tool('tools/train.py', *args)
 
 
-def _finish(proc: subprocess.Popen, work_dir, log='train', timeout: float = 300) -> str:
-    code = proc.wait(timeout=timeout)
+def _train(work_dir, demo_root, *extra, env=None, log='train') -> multiprocessing.Process:
+    """tools/train.py on the deterministic config in a forked process (:func:`_train_process`), started."""
+    args = [CONFIG, '--work-dir', str(work_dir), *extra, '--cfg-options',
+            f'train_dataloader.dataset.data_root={demo_root.rstrip("/")}/']
+    proc = multiprocessing.get_context('fork').Process(target=_train_process,
+                                                       args=(args, env or {}, f'{work_dir}.{log}.log'))
+    proc.start()
+    return proc
+
+
+def _finish(proc: multiprocessing.Process, work_dir, log='train', timeout: float = 300) -> str:
+    proc.join(timeout)
     text = open(f'{work_dir}.{log}.log').read()
-    assert code == 0, f'tools/train.py exited with {code}:\n{text[-6000:]}'
+    assert proc.exitcode == 0, f'tools/train.py exited with {proc.exitcode}:\n{text[-6000:]}'
     return text
 
 
@@ -189,8 +197,8 @@ def _finish(proc: subprocess.Popen, work_dir, log='train', timeout: float = 300)
 def test_sigkill_between_checkpoints_then_resume_matches_an_uninterrupted_run(demo_root, tmp_path, monkeypatch):
     straight, killed = tmp_path / 'straight', tmp_path / 'killed'
     signal_file = tmp_path / 'paused'
-    # the run to be killed in a process of its own, and meanwhile the uninterrupted run in this one (tools/train.py's
-    # main, at the killed run's one thread: the same floating point)
+    # the run to be killed in a process of its own (forked from this one), and meanwhile the uninterrupted run in
+    # this one (tools/train.py's main, at the killed run's one thread: the same floating point)
     victim = _train(killed, demo_root, env={'VASTMAT_TEST_PAUSE_AFTER_ITER': '5',
                                             'VASTMAT_TEST_PAUSE_SIGNAL': str(signal_file)})
     try:
@@ -205,15 +213,16 @@ def test_sigkill_between_checkpoints_then_resume_matches_an_uninterrupted_run(de
             torch.set_num_threads(threads)
         deadline = time.monotonic() + 300
         while not signal_file.exists():
-            assert victim.poll() is None, open(f'{killed}.train.log').read()[-6000:]
+            assert victim.is_alive(), open(f'{killed}.train.log').read()[-6000:]
             assert time.monotonic() < deadline, 'the run never reached iteration 5'
             time.sleep(0.05)
         # paused after iteration 5: iter_4.pth written, iter_6.pth not yet
         assert sorted(f for f in os.listdir(killed) if f.endswith('.pth')) == ['iter_2.pth', 'iter_4.pth']
-        victim.send_signal(signal.SIGKILL)
-        assert victim.wait(timeout=60) == -signal.SIGKILL
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.join(60)
+        assert victim.exitcode == -signal.SIGKILL
     finally:
-        if victim.poll() is None:
+        if victim.is_alive():
             victim.kill()
     assert open(killed / 'last_checkpoint').read() == str(killed / 'iter_4.pth')
     # what a kill during the write of iter_6 could leave at worst: its temporary file, cut short, and (had the

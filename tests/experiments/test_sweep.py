@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import os.path as osp
-import subprocess
 import sys
 
 import pytest
@@ -143,19 +142,36 @@ def test_torchrun_environment_is_checked(monkeypatch):
     assert launchers.torchrun_env() == (1, 2)
 
 
+def _sweep_rank(args: list[str], env: dict, log: str) -> None:
+    """One rank of a torchrun sweep in a process forked from this one (it has torch and the tool imported: no
+    interpreter start): torchrun's environment, its output to ``log``."""
+    os.environ.update(env)
+    sys.stdout = sys.stderr = open(log, 'w', buffering=1)
+    tool(SWEEP, *args)
+
+
 @needs_at10
 @pytest.mark.slow
 def test_two_torchrun_ranks_split_the_runs_and_rank_0_writes_the_table(tmp_path):
-    """Two processes with torchrun's environment (gloo barrier on a free local port)."""
+    """Two processes with torchrun's environment (gloo barrier on a free local port): forked from this one, as
+    torchrun's processes run the same code after their start (tools/dist_test.sh and tools/dist_train.sh run real
+    torchrun processes in tests/tools/test_readme.py)."""
+    import multiprocessing
     work_dir = tmp_path / 'w'
-    args = [sys.executable, osp.join(REPO, SWEEP), BYTETRACK, '--data-root', osp.join(AT10, 'gt'), '--det-root',
-            osp.join(AT10, 'dets'), '--work-dir', str(work_dir), '--videos', *VIDEOS[:2], '--base-options',
-            CDA_OPTION, '--grid', 'model.tracker.matcher.alpha=0.25,0.75', '--launcher', 'torchrun']
-    base = dict(os.environ, PYTHONPATH=REPO, WORLD_SIZE='2', MASTER_ADDR='127.0.0.1', MASTER_PORT=str(free_port()))
-    procs = [subprocess.Popen(args, cwd=REPO, env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank)),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for rank in (0, 1)]
-    outputs = [proc.communicate(timeout=180)[0] for proc in procs]
-    assert [proc.returncode for proc in procs] == [0, 0], outputs
+    args = [BYTETRACK, '--data-root', osp.join(AT10, 'gt'), '--det-root', osp.join(AT10, 'dets'), '--work-dir',
+            str(work_dir), '--videos', *VIDEOS[:2], '--base-options', CDA_OPTION, '--grid',
+            'model.tracker.matcher.alpha=0.25,0.75', '--launcher', 'torchrun']
+    base = dict(WORLD_SIZE='2', MASTER_ADDR='127.0.0.1', MASTER_PORT=str(free_port()))
+    logs = [str(tmp_path / f'rank{rank}.log') for rank in (0, 1)]
+    fork = multiprocessing.get_context('fork')
+    procs = [fork.Process(target=_sweep_rank, args=(args, dict(base, RANK=str(rank), LOCAL_RANK=str(rank)), log))
+             for rank, log in enumerate(logs)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(180)
+    outputs = [open(log).read() for log in logs]
+    assert [proc.exitcode for proc in procs] == [0, 0], outputs
     assert 'rank 0/2: 0 runs done before, 1 to run' in outputs[0]
     assert 'rank 1/2: 0 runs done before, 1 to run' in outputs[1]
     table = json.load(open(work_dir / 'table.json'))

@@ -3,12 +3,12 @@ a killed study resumes from its SQLite storage (its workers end with it), the he
 and the preset config reproduces the chosen trial."""
 import glob
 import json
+import multiprocessing
 import os
 import os.path as osp
 import re
 import signal
 import sqlite3
-import subprocess
 import sys
 import time
 
@@ -149,7 +149,6 @@ def _open_storage(open_storage, url: str, start: float) -> None:
 def test_processes_that_open_a_new_storage_at_once_all_open_it(tmp_path):
     """Optuna makes a new database's tables without a lock (two processes at once: "table studies already exists",
     "UNIQUE constraint failed"); every process of the tuner that opens it at once gets the storage."""
-    import multiprocessing
 
     import optuna.storages._rdb.models  # noqa: F401  (imported here once, not in each process)
 
@@ -166,25 +165,33 @@ def test_processes_that_open_a_new_storage_at_once_all_open_it(tmp_path):
 
 
 @pytest.mark.skipif(not osp.isdir(AT10), reason=f'{AT10} not found (../shared/data beside the clone)')
+def _tune_process(args: list[str], log: str) -> None:
+    """tools/tune.py's main in a process forked from the test's (no interpreter start), its output to ``log``."""
+    os.chdir(REPO)
+    sys.stdout = sys.stderr = open(log, 'w', buffering=1)
+    tool('tools/tune.py', *args)
+
+
 def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_choice(tmp_path):
     work_dir = tmp_path / 'tune'
     args = [BYTETRACK, '--data-root', osp.join(AT10, 'gt'), '--det-root', osp.join(AT10, 'dets'), '--videos',
             *VIDEOS, '--folds', '2', '--work-dir', str(work_dir), '--bootstrap', '50', '--space', 'thresholds']
     storage = f'sqlite:///{work_dir}/study.db'
-    # a tune.py process with 2 worker processes sharing its study, killed (SIGKILL) once each worker finished a trial
+    # a tune.py process (forked from this one) with 2 worker processes sharing its study, killed (SIGKILL) once each
+    # worker finished a trial
     log = tmp_path / 'tune.log'
-    with open(log, 'w') as log_file:
-        proc = subprocess.Popen([sys.executable, 'tools/tune.py', *args, '--trials', '40', '--workers', '2'], cwd=REPO,
-                                stdout=log_file, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=REPO))
+    proc = multiprocessing.get_context('fork').Process(
+        target=_tune_process, args=([*args, '--trials', '40', '--workers', '2'], str(log)))
+    proc.start()
     try:
         deadline = time.monotonic() + 180
         while len(set(_finished_pids(str(work_dir / 'study.db')).values())) < 2:
-            assert proc.poll() is None, f'tune.py ended (exit {proc.returncode}):\n{log.read_text()[-3000:]}'
+            assert proc.is_alive(), f'tune.py ended (exit {proc.exitcode}):\n{log.read_text()[-3000:]}'
             assert time.monotonic() < deadline, f'tune.py stalled:\n{log.read_text()[-3000:]}'
             time.sleep(0.3)
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join()
     # the workers notice (they watch their parent every second) and end: no worker of the killed tune.py runs on
     workers = set(_finished_pids(str(work_dir / 'study.db')).values())
     deadline = time.monotonic() + 30

@@ -182,12 +182,17 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
         label = thresholds.get(name, {}).get('label')
         assert row['dev'] == (None if label is None else thresholds[name]['hota'][label]), name
         assert set(row['videos']) == set(out['runs']['protocol1'][f'{name}/original']) - {'COMBINED', 'seconds'}, name
-    # a work dir that moves: its copy, run with --work-dir, trains nothing and gives the same tables (the tests of
-    # the last checkpoints run again there, on the copied checkpoints)
+    # a work dir that moves: its copy, run with --work-dir, trains nothing and gives the same tables (MOTIP's and
+    # TCEI's tests of the last checkpoint run again there, on the copied checkpoints: the chain of the DETR
+    # pre-training, MOTIP and TCEI on MOTIP's checkpoint)
     moved = tmp_path / 'moved' / 'zoo'
     shutil.copytree(work, moved)
-    for metrics in glob.glob(str(moved / 'protocol1' / '**' / 'original' / 'metrics.json'), recursive=True):
-        os.remove(metrics)
+    for name in ('MOTIP', 'TCEI'):
+        tests = glob.glob(str(moved / 'protocol1' / 'training' / '*' / '*' / 'tests' / name / '**' / 'original' /
+                              'metrics.json'), recursive=True)
+        assert tests, name
+        for metrics in tests:
+            os.remove(metrics)
     again = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', moved, '--train-iters', '2',
                  '--matchers', 'original', 'cda_fixed', '--threshold-scales', '0.5', '1.0')
     assert all(row['reused'] for row in again['training']['protocol1'].values())

@@ -6,8 +6,9 @@ The quick ones run as written; the long ones (detector training, the zoo benchma
 point's function; after a ``pip install`` into the chain's private site, with the plugins it installed loaded as a
 new process would load them), other commands (shell scripts, pip) as subprocesses. A command that needs a GPU, a
 Slurm cluster or ../shared/data is given the nearest local form here (``srun`` is a stand-in that runs the task as
-one local Slurm task). After each chain, :data:`CHECKS` checks what its commands left behind (the two-process runs
-against the one-process ones among them).
+one local Slurm task, in this process; the two-machine torchrun's arguments are recorded and checked; the README's
+tools/dist_test.sh runs its ranks as forked processes). After each chain, :data:`CHECKS` checks what its commands
+left behind (the two-process runs against the one-process ones among them).
 """
 import glob
 import json
@@ -80,6 +81,22 @@ TINY = {
     'python tools/benchmark/training_frames.py': (
         '{command} --frames 50 --seeds 0 --iters 2 --workers 1',
         'one count, one seed, a 2-iteration training (the full table: docs/own_data.md)'),
+    # the two-machine and Slurm forms: their scripts run, and the Python they start is a stand-in that records the
+    # launch (_record_launch); the two torchrun halves' arguments are checked (CHECKS; the 2-process run below is the
+    # real torchrun, rendezvous and gloo training), the Slurm task runs in this process from what was recorded
+    'NNODES=2 NODE_RANK=0 MASTER_ADDR=127.0.0.1 PORT=29511 tools/dist_train.sh': (
+        'PYTHON={tmp}/bin/record_launch {command}',
+        "both machines' halves run the script; their torchrun arguments are recorded and checked (a second real "
+        "torchrun training would cost four interpreter starts, 20 CPU-seconds, and test torch's rendezvous, not ours)"),
+    'GPUS=2 GPUS_PER_NODE=2 tools/slurm_train.sh': (
+        'PYTHON={tmp}/bin/record_launch {command}',
+        "the script and srun's stand-in run; the task they launch (tools/train.py --launcher=slurm in the task's "
+        'Slurm environment) runs in this process'),
+    'tools/dist_test.sh configs/bytetrack/bytetrack_cached-dets.py 2': (
+        'PYTHON={tmp}/bin/record_launch {command}',
+        "the script runs; the 2 ranks of the torchrun it launches run as processes forked from this one, in the "
+        "environment torchrun gives its workers (no interpreter start each: docs/training.md's tools/dist_train.sh "
+        'runs a real torchrun)'),
     'tools/dist_train.sh configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py 2': (
         '{command} --cfg-options "custom_imports=dict(imports=[\'rank_weights_hook\'], allow_failed_imports=False)" '
         '"custom_hooks=[dict(type=\'SaveRankWeightsHook\')]"',
@@ -278,6 +295,75 @@ def _fake_srun(bin_dir: str) -> None:
     os.chmod(script, 0o755)
 
 
+def _record_launch(bin_dir: str) -> None:
+    """``record_launch``: a stand-in for the Python a launcher script starts; it appends its arguments and the
+    launcher's environment (SLURM_*, MASTER_*) to ``work_dirs/launches.jsonl`` as one JSON line and exits."""
+    script = osp.join(bin_dir, 'record_launch')
+    with open(script, 'w') as f:
+        f.write(f'#!{sys.executable}\n'
+                'import json, os, sys\n'
+                "env = {k: v for k, v in os.environ.items() if k.startswith(('SLURM_', 'MASTER_'))}\n"
+                "os.makedirs('work_dirs', exist_ok=True)\n"
+                "with open(os.path.join('work_dirs', 'launches.jsonl'), 'a') as f:\n"
+                "    f.write(json.dumps(dict(argv=sys.argv[1:], env=env)) + '\\n')\n")
+    os.chmod(script, 0o755)
+
+
+def recorded_launches(root: str) -> list[dict]:
+    """What :func:`_record_launch`'s stand-in recorded in the workspace ``root``, in order."""
+    path = osp.join(root, 'work_dirs', 'launches.jsonl')
+    return [json.loads(line) for line in open(path)] if osp.isfile(path) else []
+
+
+def _run_recorded_task(root: str) -> None:
+    """The last recorded launch (a Slurm task: ``-u tools/X.py ARGS``) in this process, in the environment srun's
+    stand-in gave it; the variables the run sets (RANK, WORLD_SIZE, ...) are undone after it."""
+    launch = recorded_launches(root)[-1]
+    flag, script, *args = launch['argv']
+    assert flag == '-u' and script.startswith('tools/'), launch
+    saved = dict(os.environ)
+    os.environ.update(launch['env'])
+    try:
+        tool(script, *args)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _rank_process(script: str, args: list[str], env: dict, log: str) -> None:
+    """One rank of a recorded torchrun launch, in a forked process: torchrun's worker environment, output to ``log``."""
+    os.environ.update(env)
+    sys.stdout = sys.stderr = open(log, 'w', buffering=1)
+    tool(script, *args)
+
+
+def _run_recorded_ranks(root: str) -> None:
+    """The last recorded torchrun launch (``-m torch.distributed.run --OPTION=VALUE ... tools/X.py ARGS``, one node)
+    as its ranks: processes forked from this one, with the environment torchrun gives its workers; each must end
+    with exit code 0."""
+    import multiprocessing
+    argv = recorded_launches(root)[-1]['argv']
+    start = next(i for i, arg in enumerate(argv[2:], 2) if not arg.startswith('--'))
+    options = dict(arg[2:].split('=', 1) for arg in argv[2:start])
+    assert argv[:2] == ['-m', 'torch.distributed.run'] and options['nnodes'] == '1', argv
+    script, args, ranks = argv[start], argv[start + 1:], int(options['nproc_per_node'])
+    base = dict(WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), GROUP_RANK='0', MASTER_ADDR=options['master_addr'],
+                MASTER_PORT=options['master_port'])
+    logs = [osp.join(root, 'work_dirs', f'rank{rank}.log') for rank in range(ranks)]
+    fork = multiprocessing.get_context('fork')
+    procs = [fork.Process(target=_rank_process, args=(script, args, dict(base, RANK=str(rank), LOCAL_RANK=str(rank)),
+                                                      log)) for rank, log in enumerate(logs)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(600)
+    assert [proc.exitcode for proc in procs] == [0] * ranks, [open(log).read()[-3000:] for log in logs]
+
+
+# after a launcher script run with the record_launch stand-in: what runs its recorded launch
+RECORDED_LAUNCH_RUNS = {'tools/slurm_train.sh': _run_recorded_task, 'tools/dist_test.sh': _run_recorded_ranks}
+
+
 def _run(words: list[str], env: dict, cwd: str, text: str) -> None:
     """A command as a subprocess; a two-machine ``dist_train.sh`` (NNODES=2) runs both machines' halves here."""
     if words[0] == 'python':
@@ -365,6 +451,8 @@ def _run_chain(chain: str, tmp_path, root: str, env: dict, site: str, plugin_pat
         else:
             _run(words, dict(env, **assignments), root, expanded)
             installed = installed or words[:4] == ['python', '-m', 'pip', 'install']
+            if 'PYTHON' in assignments and words[0] in RECORDED_LAUNCH_RUNS:
+                RECORDED_LAUNCH_RUNS[words[0]](root)
         ran.append(expanded)
         timings.append((time.perf_counter() - start, expanded[:100]))
     return ran, timings
@@ -378,6 +466,7 @@ def test_readme_commands_run(chain, tmp_path, monkeypatch):
     bin_dir = str(tmp_path / 'bin')
     os.makedirs(bin_dir)
     _fake_srun(bin_dir)
+    _record_launch(bin_dir)
     monkeypatch.chdir(root)
     # tests/helpers: the rank-weights hook of TINY's dist_train.sh (a module by its own name: a package named
     # 'tests' in site-packages would hide this repository's tests/)
@@ -413,8 +502,8 @@ def _check_demo(root: str) -> None:
 
 def _check_data_and_training(root: str) -> None:
     """tools/dist_train.sh: the 2 processes end with identical weights, which rank 0's checkpoint holds, and
-    validated on the test videos between them; the two-machine and Slurm runs wrote theirs (the demo chain runs
-    tools/dist_test.sh)."""
+    validated on the test videos between them; the Slurm task wrote its checkpoint; the two machines' halves launched
+    torchrun as one two-node job (the demo chain runs tools/dist_test.sh)."""
     work_dir = osp.join(root, 'work_dirs', 'yolox_dist')
     rank0, rank1 = (torch.load(osp.join(work_dir, f'rank{rank}_of2.pth'), weights_only=True) for rank in (0, 1))
     assert rank0.keys() == rank1.keys() and len(rank0) > 50
@@ -423,8 +512,21 @@ def _check_data_and_training(root: str) -> None:
     assert all(torch.equal(checkpoint[k], rank0[k]) for k in rank0)
     scalars = glob.glob(osp.join(work_dir, '*', 'vis_data', 'scalars.json'))
     assert len(scalars) == 1 and 'coco/bbox_mAP' in json.loads(open(scalars[0]).read().splitlines()[-1]), scalars
-    for path in ('work_dirs/yolox_2nodes/iter_2.pth', 'work_dirs/yolox_slurm/iter_2.pth'):
-        assert osp.getsize(osp.join(root, path)) > 0, path
+    assert osp.getsize(osp.join(root, 'work_dirs/yolox_slurm/iter_2.pth')) > 0
+    # the two machines' halves: one torchrun process each, node ranks 0 and 1, the same master and training
+    launches = recorded_launches(root)
+    two_nodes = sorted((launch['argv'] for launch in launches if '--nnodes=2' in launch['argv']),
+                       key=lambda argv: argv[3])  # (the halves run side by side: recorded in either order)
+    assert len(two_nodes) == 2, launches
+    for node_rank, argv in enumerate(two_nodes):
+        port = next(a for a in argv if a.startswith('--master_port=')).partition('=')[2]
+        assert port.isdigit() and argv == [
+            '-m', 'torch.distributed.run', '--nnodes=2', f'--node_rank={node_rank}', '--master_addr=127.0.0.1',
+            '--nproc_per_node=1', f'--master_port={port}', 'tools/train.py',
+            'configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py', '--launcher', 'pytorch', '--work-dir',
+            'work_dirs/yolox_2nodes'], argv
+    slurm = [launch for launch in launches if '--launcher=slurm' in launch['argv']]
+    assert len(slurm) == 1 and slurm[0]['env']['SLURM_NTASKS'] == '1', slurm
 
 
 def _check_studies(root: str) -> None:
