@@ -78,6 +78,8 @@ TINY = {
          '--out work_dirs/fly/dets'],
         "the 2-iteration detector's test; the trackers read detections simulated from the imported labels (a "
         '2-iteration YOLOX finds no fly)'),
+    'python tools/benchmark/config_check.py': ('{command} --iterations 1 --warmup 0',
+                                               'one timed iteration, no warm-up (the timings: docs/training.md)'),
     'python tools/benchmark/training_frames.py': (
         '{command} --frames 50 --seeds 0 --iters 2 --workers 1 --test-frames 601-650',
         'one count, one seed, a 2-iteration training, 50 test frames (the full table: docs/own_data.md)'),
