@@ -3,16 +3,14 @@ SIGKILLed between checkpoints and resumed with ``--resume`` ending with exactly 
 an uninterrupted run."""
 import os
 import os.path as osp
-import multiprocessing
 import shutil
 import signal
-import sys
 import time
 
 import pytest
 import torch
 
-from helpers.common import REPO, tool
+from helpers.common import REPO, forked_tool, tool
 
 CONFIG = osp.join(REPO, 'tests', 'configs', 'yolox_debug_deterministic_6it.py')
 
@@ -163,29 +161,16 @@ def test_save_checkpoint_is_atomic(toy_runner, monkeypatch):
 # SIGKILL between checkpoints, then --resume: same weights and optimizer state as an uninterrupted run
 # ---------------------------------------------------------------------------------------------------------------
 
-def _train_process(args: list[str], env: dict, log: str) -> None:
-    """tools/train.py's main in a process forked from the test's (torch and mmdet imported: no interpreter start),
-    at one thread (the same threads in every run: bitwise equal floating point), its output to ``log``."""
-    os.environ.pop('VASTMAT_TEST_PAUSE_AFTER_ITER', None)
-    os.environ.update(env, OMP_NUM_THREADS='1')
-    torch.set_num_threads(1)
-    sys.path.insert(0, osp.join(REPO, 'tests', 'configs'))  # the config's custom_imports
-    os.chdir(REPO)
-    sys.stdout = sys.stderr = open(log, 'w', buffering=1)
-    tool('tools/train.py', *args)
+def _train(work_dir, demo_root, *extra, env=None, log='train'):
+    """tools/train.py on the deterministic config in a process forked from this one (:func:`forked_tool`), started,
+    at one thread (the same threads in every run: bitwise equal floating point); the pause hook only where ``env``
+    asks for it. The config's custom_imports must be on ``sys.path`` before."""
+    return forked_tool('tools/train.py', CONFIG, '--work-dir', work_dir, *extra, '--cfg-options',
+                       f'train_dataloader.dataset.data_root={demo_root.rstrip("/")}/', log=f'{work_dir}.{log}.log',
+                       env={'VASTMAT_TEST_PAUSE_AFTER_ITER': '0', **(env or {})}, cwd=REPO, threads=1)
 
 
-def _train(work_dir, demo_root, *extra, env=None, log='train') -> multiprocessing.Process:
-    """tools/train.py on the deterministic config in a forked process (:func:`_train_process`), started."""
-    args = [CONFIG, '--work-dir', str(work_dir), *extra, '--cfg-options',
-            f'train_dataloader.dataset.data_root={demo_root.rstrip("/")}/']
-    proc = multiprocessing.get_context('fork').Process(target=_train_process,
-                                                       args=(args, env or {}, f'{work_dir}.{log}.log'))
-    proc.start()
-    return proc
-
-
-def _finish(proc: multiprocessing.Process, work_dir, log='train', timeout: float = 300) -> str:
+def _finish(proc, work_dir, log='train', timeout: float = 300) -> str:
     proc.join(timeout)
     text = open(f'{work_dir}.{log}.log').read()
     assert proc.exitcode == 0, f'tools/train.py exited with {proc.exitcode}:\n{text[-6000:]}'
@@ -197,12 +182,12 @@ def _finish(proc: multiprocessing.Process, work_dir, log='train', timeout: float
 def test_sigkill_between_checkpoints_then_resume_matches_an_uninterrupted_run(demo_root, tmp_path, monkeypatch):
     straight, killed = tmp_path / 'straight', tmp_path / 'killed'
     signal_file = tmp_path / 'paused'
+    monkeypatch.syspath_prepend(osp.join(REPO, 'tests', 'configs'))  # the config's custom_imports (forks inherit it)
     # the run to be killed in a process of its own (forked from this one), and meanwhile the uninterrupted run in
     # this one (tools/train.py's main, at the killed run's one thread: the same floating point)
     victim = _train(killed, demo_root, env={'VASTMAT_TEST_PAUSE_AFTER_ITER': '5',
                                             'VASTMAT_TEST_PAUSE_SIGNAL': str(signal_file)})
     try:
-        monkeypatch.syspath_prepend(osp.join(REPO, 'tests', 'configs'))  # the config's custom_imports
         monkeypatch.delenv('VASTMAT_TEST_PAUSE_AFTER_ITER', raising=False)
         threads = torch.get_num_threads()
         torch.set_num_threads(1)

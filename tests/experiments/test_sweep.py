@@ -6,11 +6,10 @@ import argparse
 import json
 import os
 import os.path as osp
-import sys
 
 import pytest
 
-from helpers.common import DEBUG_YOLOX, REPO, SHARED_DATA, free_port, tool
+from helpers.common import DEBUG_YOLOX, REPO, SHARED_DATA, forked_tool, free_port, tool
 
 from vastmat.experiments import sweep
 from vastmat.experiments import launchers
@@ -142,32 +141,20 @@ def test_torchrun_environment_is_checked(monkeypatch):
     assert launchers.torchrun_env() == (1, 2)
 
 
-def _sweep_rank(args: list[str], env: dict, log: str) -> None:
-    """One rank of a torchrun sweep in a process forked from this one (it has torch and the tool imported: no
-    interpreter start): torchrun's environment, its output to ``log``."""
-    os.environ.update(env)
-    sys.stdout = sys.stderr = open(log, 'w', buffering=1)
-    tool(SWEEP, *args)
-
-
 @needs_at10
 @pytest.mark.slow
 def test_two_torchrun_ranks_split_the_runs_and_rank_0_writes_the_table(tmp_path):
     """Two processes with torchrun's environment (gloo barrier on a free local port): forked from this one, as
-    torchrun's processes run the same code after their start (tools/dist_test.sh and tools/dist_train.sh run real
-    torchrun processes in tests/tools/test_readme.py)."""
-    import multiprocessing
+    torchrun's processes run the same code after their start (docs/training.md's tools/dist_train.sh runs a real
+    torchrun in tests/tools/test_readme.py)."""
     work_dir = tmp_path / 'w'
     args = [BYTETRACK, '--data-root', osp.join(AT10, 'gt'), '--det-root', osp.join(AT10, 'dets'), '--work-dir',
             str(work_dir), '--videos', *VIDEOS[:2], '--base-options', CDA_OPTION, '--grid',
             'model.tracker.matcher.alpha=0.25,0.75', '--launcher', 'torchrun']
     base = dict(WORLD_SIZE='2', MASTER_ADDR='127.0.0.1', MASTER_PORT=str(free_port()))
     logs = [str(tmp_path / f'rank{rank}.log') for rank in (0, 1)]
-    fork = multiprocessing.get_context('fork')
-    procs = [fork.Process(target=_sweep_rank, args=(args, dict(base, RANK=str(rank), LOCAL_RANK=str(rank)), log))
+    procs = [forked_tool(SWEEP, *args, log=log, env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank)))
              for rank, log in enumerate(logs)]
-    for proc in procs:
-        proc.start()
     for proc in procs:
         proc.join(180)
     outputs = [open(log).read() for log in logs]

@@ -15,7 +15,7 @@ import time
 import pytest
 from mmengine.config import Config
 
-from helpers.common import REPO, SHARED_DATA, tool
+from helpers.common import REPO, SHARED_DATA, forked_tool, tool
 
 AT10 = osp.join(SHARED_DATA, 'AnimalTrack-10fps-sim')
 BYTETRACK = osp.join(REPO, 'configs', 'bytetrack', 'bytetrack_cached-dets.py')
@@ -165,13 +165,6 @@ def test_processes_that_open_a_new_storage_at_once_all_open_it(tmp_path):
 
 
 @pytest.mark.skipif(not osp.isdir(AT10), reason=f'{AT10} not found (../shared/data beside the clone)')
-def _tune_process(args: list[str], log: str) -> None:
-    """tools/tune.py's main in a process forked from the test's (no interpreter start), its output to ``log``."""
-    os.chdir(REPO)
-    sys.stdout = sys.stderr = open(log, 'w', buffering=1)
-    tool('tools/tune.py', *args)
-
-
 def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_choice(tmp_path):
     work_dir = tmp_path / 'tune'
     args = [BYTETRACK, '--data-root', osp.join(AT10, 'gt'), '--det-root', osp.join(AT10, 'dets'), '--videos',
@@ -180,9 +173,7 @@ def test_killed_tune_resumes_two_workers_share_and_the_preset_reproduces_the_cho
     # a tune.py process (forked from this one) with 2 worker processes sharing its study, killed (SIGKILL) once each
     # worker finished a trial
     log = tmp_path / 'tune.log'
-    proc = multiprocessing.get_context('fork').Process(
-        target=_tune_process, args=([*args, '--trials', '40', '--workers', '2'], str(log)))
-    proc.start()
+    proc = forked_tool('tools/tune.py', *args, '--trials', '40', '--workers', '2', log=log, cwd=REPO)
     try:
         deadline = time.monotonic() + 180
         while len(set(_finished_pids(str(work_dir / 'study.db')).values())) < 2:

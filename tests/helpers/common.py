@@ -1,4 +1,4 @@
-"""What the tests share besides fixtures: the repository's paths, running tools (in this process or as a
+"""What the tests share besides fixtures: the repository's paths, running tools (in this process, in a forked one or as a
 subprocess), building models in vastmat's scope, comparing result files, markers for the real data of ../shared/data
 (``tests/conftest.py`` holds the fixtures; this is a plain module so that a test imports it by name)."""
 import contextlib
@@ -53,6 +53,31 @@ def tool(script: str, *args):
     """Run ``main(argv)`` of a script under tools/ in this process (no interpreter start, no second import of
     torch and mmdet) and return what it returns."""
     return tool_module(script).main([str(a) for a in args])
+
+
+def _forked_tool_main(script: str, args: list, log: str, env: dict, cwd: str | None, threads: int | None) -> None:
+    os.environ.update(env)
+    if threads is not None:
+        import torch
+        os.environ['OMP_NUM_THREADS'] = str(threads)
+        torch.set_num_threads(threads)
+    if cwd is not None:
+        os.chdir(cwd)
+    sys.stdout = sys.stderr = open(log, 'w', buffering=1)
+    tool(script, *args)
+
+
+def forked_tool(script: str, *args, log: str, env: dict | None = None, cwd: str | None = None,
+                threads: int | None = None):
+    """:func:`tool` in a process forked from this one, started (torch, mmdet and the tool already imported: no
+    interpreter start, which costs about 6 CPU-seconds), with ``env`` added to its environment, in ``cwd`` (None:
+    this one's), at ``threads`` torch threads (None: this process's) and its output to ``log``. Returns the
+    ``multiprocessing.Process``: exit code 0 when ``main`` returned, 1 when it raised."""
+    import multiprocessing
+    proc = multiprocessing.get_context('fork').Process(
+        target=_forked_tool_main, args=(script, [str(a) for a in args], str(log), env or {}, cwd, threads))
+    proc.start()
+    return proc
 
 
 def npz_arrays(path: str) -> dict:

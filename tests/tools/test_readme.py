@@ -23,7 +23,8 @@ import time
 import pytest
 import torch
 
-from helpers.common import REPO, SHARED_DATA, free_port, plugin_registrations_undone, plugins_from, tool
+from helpers.common import (REPO, SHARED_DATA, forked_tool, free_port, plugin_registrations_undone, plugins_from,
+                            tool)
 
 DOCS = osp.join(REPO, 'docs')
 DEMO_ITERS = 1200  # the demo YOLOX's schedule (configs/yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py)
@@ -332,18 +333,10 @@ def _run_recorded_task(root: str) -> None:
         os.environ.update(saved)
 
 
-def _rank_process(script: str, args: list[str], env: dict, log: str) -> None:
-    """One rank of a recorded torchrun launch, in a forked process: torchrun's worker environment, output to ``log``."""
-    os.environ.update(env)
-    sys.stdout = sys.stderr = open(log, 'w', buffering=1)
-    tool(script, *args)
-
-
 def _run_recorded_ranks(root: str) -> None:
     """The last recorded torchrun launch (``-m torch.distributed.run --OPTION=VALUE ... tools/X.py ARGS``, one node)
     as its ranks: processes forked from this one, with the environment torchrun gives its workers; each must end
     with exit code 0."""
-    import multiprocessing
     argv = recorded_launches(root)[-1]['argv']
     start = next(i for i, arg in enumerate(argv[2:], 2) if not arg.startswith('--'))
     options = dict(arg[2:].split('=', 1) for arg in argv[2:start])
@@ -352,11 +345,8 @@ def _run_recorded_ranks(root: str) -> None:
     base = dict(WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), GROUP_RANK='0', MASTER_ADDR=options['master_addr'],
                 MASTER_PORT=options['master_port'])
     logs = [osp.join(root, 'work_dirs', f'rank{rank}.log') for rank in range(ranks)]
-    fork = multiprocessing.get_context('fork')
-    procs = [fork.Process(target=_rank_process, args=(script, args, dict(base, RANK=str(rank), LOCAL_RANK=str(rank)),
-                                                      log)) for rank, log in enumerate(logs)]
-    for proc in procs:
-        proc.start()
+    procs = [forked_tool(script, *args, log=log, env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank)))
+             for rank, log in enumerate(logs)]
     for proc in procs:
         proc.join(600)
     assert [proc.exitcode for proc in procs] == [0] * ranks, [open(log).read()[-3000:] for log in logs]
