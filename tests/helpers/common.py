@@ -1,6 +1,6 @@
-"""What the tests share besides fixtures: the repository's paths, running tools (in this process, in a forked one or as a
-subprocess), building models in vastmat's scope, comparing result files, markers for the real data of ../shared/data
-(``tests/conftest.py`` holds the fixtures; this is a plain module so that a test imports it by name)."""
+"""What the tests share besides fixtures: the repository's paths, running tools (in this process, in a forked one or
+as a subprocess), building models in vastmat's scope, comparing result files, markers for the real data of
+../shared/data (``tests/conftest.py`` holds the fixtures; this is a plain module so that a test imports it by name)."""
 import contextlib
 import os
 import os.path as osp
