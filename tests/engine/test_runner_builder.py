@@ -1,5 +1,10 @@
-"""vastmat.engine.runner_builder: each runner after the first in a process gets an experiment name of its own."""
+"""vastmat.engine.runner_builder: each runner in a process gets a visualizer of its own (it writes to its own work
+dir), and each runner after the first an experiment name of its own."""
+import os.path as osp
+
 from mmengine.config import Config
+
+from helpers.common import DEBUG_YOLOX
 
 
 def test_runner_builder_names_every_runner_after_the_first(monkeypatch):
@@ -22,3 +27,21 @@ def test_runner_builder_names_every_runner_after_the_first(monkeypatch):
     assert builder.built == 3
     # the process's builder is a separate object: this test's builds did not count there
     assert runner_builder.RUNNER_BUILDER is not builder
+
+
+def test_every_runner_of_a_process_writes_its_scalars_to_its_own_work_dir(tmp_path):
+    """mmdet's default runtime names its visualizer 'visualizer', and mmengine hands a runner the instance of that
+    name made first in the process: without names of their own, a second run wrote its scalars to the first run's
+    vis_data (seen when a training ran in a process forked from one that had trained before)."""
+    from vastmat.engine import runner_builder
+    builder = runner_builder.RunnerBuilder()
+    runners = []
+    for name in ('first', 'second'):
+        cfg = Config.fromfile(DEBUG_YOLOX)
+        cfg.work_dir = str(tmp_path / name)
+        runners.append(builder.build(cfg))
+    first, second = runners
+    assert first.visualizer is not second.visualizer
+    for runner, name in ((first, 'first'), (second, 'second')):
+        backend = runner.visualizer._vis_backends['LocalVisBackend']
+        assert osp.dirname(osp.dirname(backend._save_dir)) == str(tmp_path / name)

@@ -113,8 +113,19 @@ def test_ray_workers_share_a_postgres_study_and_a_killed_worker_is_replaced(ray_
     assert round(100 * metrics['vastmat/HOTA'], 2) == stated
 
 
-def test_bad_storage_urls_are_named(postgres_url, tmp_path, capsys):
+def test_bad_storage_urls_are_named(postgres_url, tmp_path, capsys, monkeypatch):
+    """Each named at once: a database or server that is not there is not tried again (only a lost race to make a new
+    database's tables is: tests/experiments/test_tune.py)."""
+    import optuna
+
     from vastmat.engine.cli import run_cli
+    opened = []
+
+    class CountedStorage(optuna.storages.RDBStorage):
+        def __init__(self, url, *args, **kwargs):
+            opened.append(url)
+            super().__init__(url, *args, **kwargs)
+    monkeypatch.setattr(optuna.storages, 'RDBStorage', CountedStorage)
     absent = postgres_url.rsplit('/', 1)[0] + '/absent'
     closed = f'postgresql://vastmat:secret@127.0.0.1:{free_port()}/vastmat'
     for storage, message in (('postgres://vastmat@127.0.0.1/vastmat', "--storage postgres://vastmat@127.0.0.1/vastmat: "
@@ -129,3 +140,4 @@ def test_bad_storage_urls_are_named(postgres_url, tmp_path, capsys):
         err = capsys.readouterr().err
         assert re.search(message, err), err
         assert 'secret' not in err
+    assert opened == ['postgres://vastmat@127.0.0.1/vastmat', absent, closed]  # one try each

@@ -6,9 +6,10 @@ The quick ones run as written; the long ones (detector training, the zoo benchma
 point's function; after a ``pip install`` into the chain's private site, with the plugins it installed loaded as a
 new process would load them), other commands (shell scripts, pip) as subprocesses. A command that needs a GPU, a
 Slurm cluster or ../shared/data is given the nearest local form here (``srun`` is a stand-in that runs the task as
-one local Slurm task, in this process; the two-machine torchrun's arguments are recorded and checked; the README's
-tools/dist_test.sh runs its ranks as forked processes). After each chain, :data:`CHECKS` checks what its commands
-left behind (the two-process runs against the one-process ones among them).
+one local Slurm task, in this process; the two-machine torchrun's arguments are recorded and checked;
+tools/dist_train.sh and tools/dist_test.sh on one machine run their torchrun's ranks as forked processes). After each
+chain, :data:`CHECKS` checks what its commands left behind (the two-process runs against the one-process ones among
+them).
 """
 import glob
 import json
@@ -84,26 +85,29 @@ TINY = {
     'python tools/benchmark/training_frames.py': (
         '{command} --frames 50 --seeds 0 --iters 2 --workers 1 --test-frames 601-650',
         'one count, one seed, a 2-iteration training, 50 test frames (the full table: docs/own_data.md)'),
-    # the two-machine and Slurm forms: their scripts run, and the Python they start is a stand-in that records the
-    # launch (_record_launch); the two torchrun halves' arguments are checked (CHECKS; the 2-process run below is the
-    # real torchrun, rendezvous and gloo training), the Slurm task runs in this process from what was recorded
+    # the launcher scripts: each script runs, and the Python it starts is a stand-in that records the launch
+    # (_record_launch); a one-machine torchrun launch then runs as its ranks, processes forked from this one in the
+    # environment torchrun gives its workers (RECORDED_LAUNCH_RUNS: no interpreter start each, about 6 CPU-seconds;
+    # the launch read by torchrun's own parser), the two machines' halves are checked (CHECKS), the Slurm task runs in
+    # this process from what was recorded
     'NNODES=2 NODE_RANK=0 MASTER_ADDR=127.0.0.1 PORT=29511 tools/dist_train.sh': (
         'PYTHON={tmp}/bin/record_launch {command}',
-        "both machines' halves run the script; their torchrun arguments are recorded and checked (a second real "
-        "torchrun training would cost four interpreter starts, 20 CPU-seconds, and test torch's rendezvous, not ours)"),
+        "both machines' halves run the script; their torchrun arguments are recorded and checked (a real two-node "
+        "torchrun would test torch's rendezvous, not ours)"),
     'GPUS=2 GPUS_PER_NODE=2 tools/slurm_train.sh': (
         'PYTHON={tmp}/bin/record_launch {command}',
         "the script and srun's stand-in run; the task they launch (tools/train.py --launcher=slurm in the task's "
         'Slurm environment) runs in this process'),
     'tools/dist_test.sh configs/bytetrack/bytetrack_cached-dets.py 2': (
         'PYTHON={tmp}/bin/record_launch {command}',
-        "the script runs; the 2 ranks of the torchrun it launches run as processes forked from this one, in the "
-        "environment torchrun gives its workers (no interpreter start each: docs/training.md's tools/dist_train.sh "
-        'runs a real torchrun)'),
+        'the script runs; the 2 ranks of the torchrun it launches run as forked processes, their videos split between '
+        'them (gloo)'),
     'tools/dist_train.sh configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py 2': (
-        '{command} --cfg-options "custom_imports=dict(imports=[\'rank_weights_hook\'], allow_failed_imports=False)" '
+        'PYTHON={tmp}/bin/record_launch {command} --cfg-options '
+        '"custom_imports=dict(imports=[\'helpers.rank_weights_hook\'], allow_failed_imports=False)" '
         '"custom_hooks=[dict(type=\'SaveRankWeightsHook\')]"',
-        'every rank also saves its weights (tests/helpers/rank_weights_hook.py), compared after the chain'),
+        'the script runs; the 2 ranks of the torchrun it launches train as forked processes (DDP on gloo), and every '
+        'rank also saves its weights (tests/helpers/rank_weights_hook.py), compared after the chain'),
 }
 # applied to every command after TINY: the checkpoints of the 2-iteration runs
 SUBSTITUTIONS = ((f'iter_{DEMO_ITERS}.pth', 'iter_2.pth'), ('fly/yolox/iter_600.pth', 'fly/yolox/iter_2.pth'),
@@ -333,27 +337,34 @@ def _run_recorded_task(root: str) -> None:
         os.environ.update(saved)
 
 
+def torchrun_args(argv: list[str]):
+    """A recorded torchrun launch (``-m torch.distributed.run OPTIONS SCRIPT ARGS``) read by torchrun's own parser (a
+    launcher script's option torchrun does not take fails here, as it would there)."""
+    from torch.distributed.run import get_args_parser
+    assert argv[:2] == ['-m', 'torch.distributed.run'], argv
+    return get_args_parser().parse_args(argv[2:])
+
+
 def _run_recorded_ranks(root: str) -> None:
-    """The last recorded torchrun launch (``-m torch.distributed.run --OPTION=VALUE ... tools/X.py ARGS``, one node)
-    as its ranks: processes forked from this one, with the environment torchrun gives its workers; each must end
-    with exit code 0."""
-    argv = recorded_launches(root)[-1]['argv']
-    start = next(i for i, arg in enumerate(argv[2:], 2) if not arg.startswith('--'))
-    options = dict(arg[2:].split('=', 1) for arg in argv[2:start])
-    assert argv[:2] == ['-m', 'torch.distributed.run'] and options['nnodes'] == '1', argv
-    script, args, ranks = argv[start], argv[start + 1:], int(options['nproc_per_node'])
-    base = dict(WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), GROUP_RANK='0', MASTER_ADDR=options['master_addr'],
-                MASTER_PORT=options['master_port'])
+    """The last recorded torchrun launch (one node) as its ranks: processes forked from this one (no interpreter
+    start each), with the environment torchrun gives its workers; each must end with exit code 0."""
+    launch = torchrun_args(recorded_launches(root)[-1]['argv'])
+    assert launch.nnodes == '1' and not launch.module and not launch.no_python, launch
+    ranks = int(launch.nproc_per_node)
+    base = dict(WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), GROUP_RANK='0', MASTER_ADDR=launch.master_addr,
+                MASTER_PORT=str(launch.master_port))
     logs = [osp.join(root, 'work_dirs', f'rank{rank}.log') for rank in range(ranks)]
-    procs = [forked_tool(script, *args, log=log, env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank)))
-             for rank, log in enumerate(logs)]
+    procs = [forked_tool(launch.training_script, *launch.training_script_args, log=log,
+                         env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank))) for rank, log in enumerate(logs)]
     for proc in procs:
         proc.join(600)
     assert [proc.exitcode for proc in procs] == [0] * ranks, [open(log).read()[-3000:] for log in logs]
 
 
 # after a launcher script run with the record_launch stand-in: what runs its recorded launch
-RECORDED_LAUNCH_RUNS = {'tools/slurm_train.sh': _run_recorded_task, 'tools/dist_test.sh': _run_recorded_ranks}
+# (one machine's; a two-machine launch is only recorded and checked)
+RECORDED_LAUNCH_RUNS = {'tools/slurm_train.sh': _run_recorded_task, 'tools/dist_train.sh': _run_recorded_ranks,
+                        'tools/dist_test.sh': _run_recorded_ranks}
 
 
 def _run(words: list[str], env: dict, cwd: str, text: str) -> None:
@@ -443,7 +454,7 @@ def _run_chain(chain: str, tmp_path, root: str, env: dict, site: str, plugin_pat
         else:
             _run(words, dict(env, **assignments), root, expanded)
             installed = installed or words[:4] == ['python', '-m', 'pip', 'install']
-            if 'PYTHON' in assignments and words[0] in RECORDED_LAUNCH_RUNS:
+            if 'PYTHON' in assignments and words[0] in RECORDED_LAUNCH_RUNS and assignments.get('NNODES', '1') == '1':
                 RECORDED_LAUNCH_RUNS[words[0]](root)
         ran.append(expanded)
         timings.append((time.perf_counter() - start, expanded[:100]))
@@ -460,11 +471,8 @@ def test_readme_commands_run(chain, tmp_path, monkeypatch):
     _fake_srun(bin_dir)
     _record_launch(bin_dir)
     monkeypatch.chdir(root)
-    # tests/helpers: the rank-weights hook of TINY's dist_train.sh (a module by its own name: a package named
-    # 'tests' in site-packages would hide this repository's tests/)
     env = dict(os.environ, PATH=os.pathsep.join([bin_dir, osp.dirname(sys.executable), os.environ['PATH']]),
-               PYTHONPATH=os.pathsep.join([str(tmp_path / 'site'), REPO, osp.join(REPO, 'tests', 'helpers')]),
-               PYTHON=sys.executable)
+               PYTHONPATH=os.pathsep.join([str(tmp_path / 'site'), REPO]), PYTHON=sys.executable)
     if chain == 'demo':  # make demo's data, smaller: 12 frames a video, the 3 test videos of the split it draws
         from vastmat.datasets.demo_data import make_demo_dataset
         make_demo_dataset(osp.join(root, 'data', 'demo'), num_frames=12, extra_test_videos=())
@@ -517,6 +525,7 @@ def _check_data_and_training(root: str) -> None:
             '--nproc_per_node=1', f'--master_port={port}', 'tools/train.py',
             'configs/yolox/yolox_debug_1xb4-2it_vastmat-demo.py', '--launcher', 'pytorch', '--work-dir',
             'work_dirs/yolox_2nodes'], argv
+        assert torchrun_args(argv).node_rank == node_rank  # as torchrun reads them
     slurm = [launch for launch in launches if '--launcher=slurm' in launch['argv']]
     assert len(slurm) == 1 and slurm[0]['env']['SLURM_NTASKS'] == '1', slurm
 

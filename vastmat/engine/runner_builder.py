@@ -3,8 +3,9 @@ benchmarks): the runner named by ``runner_type``, a quiet variant for tools that
 mixed precision.
 
 The only state is the count of runners a :class:`RunnerBuilder` has built, held by that object: mmengine keys its
-logger and visualizer by the experiment name (with a timestamp in seconds), so a second runner in one process gets a
-name of its own. :data:`RUNNER_BUILDER` is the process's builder, and :func:`build_runner` /
+logger and visualizer by name, the experiment name (with a timestamp in seconds) and the config's visualizer name
+(mmdet's default runtime: 'visualizer'), and hands a runner the instance of that name made first in the process, which
+writes to the first run's ``vis_data``; so each runner gets names of its own. :data:`RUNNER_BUILDER` is the process's builder, and :func:`build_runner` /
 :func:`build_quiet_runner` are its methods.
 """
 from __future__ import annotations
@@ -17,8 +18,8 @@ from mmengine.runner import Runner
 
 
 class RunnerBuilder:
-    """Builds runners and counts them (``built``), so that each runner after the first in a process gets its own
-    experiment name (the module docstring says why)."""
+    """Builds runners and counts them (``built``), so that each runner in a process gets its own visualizer and
+    each runner after the first its own experiment name (the module docstring says why)."""
 
     def __init__(self) -> None:
         self.built = 0
@@ -30,6 +31,8 @@ class RunnerBuilder:
         from vastmat.registry import RUNNERS  # looked up from our registry: mmengine's root knows no default scope yet
         if self.built and cfg.get('experiment_name') is None:
             cfg.experiment_name = f'{osp.splitext(osp.basename(cfg.filename or "run"))[0]}_run{self.built}'
+        if isinstance(cfg.get('visualizer'), dict):
+            cfg.visualizer.name = f'{cfg.visualizer.get("name") or "visualizer"}_run{self.built}'
         self.built += 1
         if 'runner_type' not in cfg:
             return Runner.from_cfg(cfg)

@@ -99,7 +99,7 @@ def rdb_storage(url: str, heartbeat: int = 5, attempts: int = 5) -> Any:
     process was killed is marked failed by the next trial that starts, once silent ``4 x heartbeat`` seconds).
     Processes that open a new database at once race to make its tables (Optuna makes them without a lock: "table
     studies already exists", "UNIQUE constraint failed: alembic_version"); the losers open it again, when the tables
-    are there. A URL that names no database the tuner can reach fails naming ``--storage``."""
+    are there. A URL that names no database the tuner can reach fails at once, naming ``--storage``."""
     key = (os.getpid(), url, heartbeat)  # a forked worker opens its own connections
     if key in _STORAGES:
         return _STORAGES[key]
@@ -116,7 +116,7 @@ def rdb_storage(url: str, heartbeat: int = 5, attempts: int = 5) -> Any:
             raise UserInputError(f'--storage {shown_url(url)}: no driver for it is installed (PostgreSQL: pip '
                                  'install -r requirements/postgres.txt)') from None
         except (IntegrityError, OperationalError) as exc:
-            if attempt == attempts - 1:
+            if attempt == attempts - 1 or not _lost_a_race(exc):
                 if isinstance(exc, OperationalError):
                     reason = str(exc.orig).strip().splitlines()[0]
                     raise UserInputError(f'--storage {shown_url(url)}: cannot open it: {reason}') from None
@@ -124,6 +124,14 @@ def rdb_storage(url: str, heartbeat: int = 5, attempts: int = 5) -> Any:
             time.sleep(0.2 * (attempt + 1))
     _STORAGES[key] = storage
     return storage
+
+
+def _lost_a_race(exc: Exception) -> bool:
+    """Whether opening a storage failed because another process was making its tables at the same time (worth another
+    try), not for good (no such database, server or user: named at once, not after seconds of tries)."""
+    from sqlalchemy.exc import IntegrityError
+    message = str(getattr(exc, 'orig', exc)).lower()
+    return isinstance(exc, IntegrityError) or 'already exists' in message or 'database is locked' in message
 
 
 def check_storage(settings: TuneSettings) -> None:
