@@ -5,8 +5,8 @@ mixed precision.
 The only state is the count of runners a :class:`RunnerBuilder` has built, held by that object: mmengine keys its
 logger and visualizer by name, the experiment name (with a timestamp in seconds) and the config's visualizer name
 (mmdet's default runtime: 'visualizer'), and hands a runner the instance of that name made first in the process, which
-writes to the first run's ``vis_data``; so each runner gets names of its own. :data:`RUNNER_BUILDER` is the process's builder, and :func:`build_runner` /
-:func:`build_quiet_runner` are its methods.
+writes to the first run's ``vis_data``; so each runner gets names of its own. :data:`RUNNER_BUILDER` is the
+process's builder, and :func:`build_runner` / :func:`build_quiet_runner` are its methods.
 """
 from __future__ import annotations
 
