@@ -33,13 +33,12 @@ def test_every_runner_of_a_process_writes_its_scalars_to_its_own_work_dir(tmp_pa
     """mmdet's default runtime names its visualizer 'visualizer', and mmengine hands a runner the instance of that
     name made first in the process: without names of their own, a second run wrote its scalars to the first run's
     vis_data (seen when a training ran in a process forked from one that had trained before)."""
-    from vastmat.engine import runner_builder
-    builder = runner_builder.RunnerBuilder()
+    from vastmat.engine.runner_builder import build_runner  # the process's builder, as the tools build runners
     runners = []
     for name in ('first', 'second'):
         cfg = Config.fromfile(DEBUG_YOLOX)
         cfg.work_dir = str(tmp_path / name)
-        runners.append(builder.build(cfg))
+        runners.append(build_runner(cfg))
     first, second = runners
     assert first.visualizer is not second.visualizer
     for runner, name in ((first, 'first'), (second, 'second')):
