@@ -15,7 +15,7 @@ VIDEO = 'Zebra-1'
 # backbone, low test thresholds). Measured, HOTA untrained and trained: QDTrack 0.0, 15.3 after 15 iterations, 11.1
 # after 20 and after 30; FairMOT 0.0, 2.6 after 20, 5.4 after 25, 27.8 after 40 (35.0 after 40 since its DCNs train
 # through vastmat's CPU path, the same values to float rounding); MOTIP 7.6 untrained (its queries' boxes, at low
-# thresholds), 7.0 after 20 and 14.8 after 60. A
+# thresholds), 7.0 after 20, 9.5 after 40 and 14.8 after 60. A
 # curve from the first kept checkpoint to the last took 90 QDTrack iterations to rise (10.0 / 13.0 / 41.3): three
 # times the training, 86 s of the suite's time against 28 s.
 CURVES = {
