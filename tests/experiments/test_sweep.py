@@ -9,7 +9,7 @@ import os.path as osp
 
 import pytest
 
-from helpers.common import DEBUG_YOLOX, REPO, SHARED_DATA, forked_tool, free_port, tool
+from helpers.common import DEBUG_YOLOX, REPO, SHARED_DATA, forked_ranks, free_port, tool
 
 from vastmat.experiments import sweep
 from vastmat.experiments import launchers
@@ -145,20 +145,14 @@ def test_torchrun_environment_is_checked(monkeypatch):
 @pytest.mark.slow
 def test_two_torchrun_ranks_split_the_runs_and_rank_0_writes_the_table(tmp_path):
     """Two processes with torchrun's environment (gloo barrier on a free local port): forked from this one, as
-    torchrun's processes run the same code after their start (docs/training.md's tools/dist_train.sh runs a real
-    torchrun in tests/tools/test_readme.py)."""
+    torchrun's processes run the same code after their start (tools/dist_train.sh's launch is read by torchrun's own
+    parser in tests/tools/test_readme.py)."""
     work_dir = tmp_path / 'w'
     args = [BYTETRACK, '--data-root', osp.join(AT10, 'gt'), '--det-root', osp.join(AT10, 'dets'), '--work-dir',
             str(work_dir), '--videos', *VIDEOS[:2], '--base-options', CDA_OPTION, '--grid',
             'model.tracker.matcher.alpha=0.25,0.75', '--launcher', 'torchrun']
-    base = dict(WORLD_SIZE='2', MASTER_ADDR='127.0.0.1', MASTER_PORT=str(free_port()))
-    logs = [str(tmp_path / f'rank{rank}.log') for rank in (0, 1)]
-    procs = [forked_tool(SWEEP, *args, log=log, env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank)))
-             for rank, log in enumerate(logs)]
-    for proc in procs:
-        proc.join(180)
-    outputs = [open(log).read() for log in logs]
-    assert [proc.exitcode for proc in procs] == [0, 0], outputs
+    outputs = forked_ranks(SWEEP, *args, logs=[str(tmp_path / f'rank{rank}.log') for rank in (0, 1)],
+                           master_port=free_port(), timeout=180)
     assert 'rank 0/2: 0 runs done before, 1 to run' in outputs[0]
     assert 'rank 1/2: 0 runs done before, 1 to run' in outputs[1]
     table = json.load(open(work_dir / 'table.json'))

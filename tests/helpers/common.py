@@ -80,6 +80,23 @@ def forked_tool(script: str, *args, log: str, env: dict | None = None, cwd: str 
     return proc
 
 
+def forked_ranks(script: str, *args, logs: list, master_port, master_addr: str = '127.0.0.1',
+                 timeout: float = 600) -> list[str]:
+    """The ranks of a one-machine torchrun launch of ``script``: one :func:`forked_tool` process each (as many as
+    ``logs``, each writing its own), in the environment torchrun gives its workers; waits for them, asserts that each
+    ended with exit code 0 and returns their logs' text."""
+    ranks = len(logs)
+    base = dict(WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), GROUP_RANK='0', MASTER_ADDR=master_addr,
+                MASTER_PORT=str(master_port))
+    procs = [forked_tool(script, *args, log=log, env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank)))
+             for rank, log in enumerate(logs)]
+    for proc in procs:
+        proc.join(timeout)
+    outputs = [open(log).read() for log in logs]
+    assert [proc.exitcode for proc in procs] == [0] * ranks, [output[-3000:] for output in outputs]
+    return outputs
+
+
 def npz_arrays(path: str) -> dict:
     """Every array of an ``.npz`` fixture, read into memory (the file closed)."""
     import numpy as np

@@ -24,7 +24,7 @@ import time
 import pytest
 import torch
 
-from helpers.common import (REPO, SHARED_DATA, forked_tool, free_port, plugin_registrations_undone, plugins_from,
+from helpers.common import (REPO, SHARED_DATA, forked_ranks, free_port, plugin_registrations_undone, plugins_from,
                             tool)
 
 DOCS = osp.join(REPO, 'docs')
@@ -347,18 +347,13 @@ def torchrun_args(argv: list[str]):
 
 def _run_recorded_ranks(root: str) -> None:
     """The last recorded torchrun launch (one node) as its ranks: processes forked from this one (no interpreter
-    start each), with the environment torchrun gives its workers; each must end with exit code 0."""
+    start each: :func:`helpers.common.forked_ranks`), with the environment torchrun gives its workers; each must end
+    with exit code 0."""
     launch = torchrun_args(recorded_launches(root)[-1]['argv'])
     assert launch.nnodes == '1' and not launch.module and not launch.no_python, launch
-    ranks = int(launch.nproc_per_node)
-    base = dict(WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), GROUP_RANK='0', MASTER_ADDR=launch.master_addr,
-                MASTER_PORT=str(launch.master_port))
-    logs = [osp.join(root, 'work_dirs', f'rank{rank}.log') for rank in range(ranks)]
-    procs = [forked_tool(launch.training_script, *launch.training_script_args, log=log,
-                         env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank))) for rank, log in enumerate(logs)]
-    for proc in procs:
-        proc.join(600)
-    assert [proc.exitcode for proc in procs] == [0] * ranks, [open(log).read()[-3000:] for log in logs]
+    forked_ranks(launch.training_script, *launch.training_script_args, master_port=launch.master_port,
+                 master_addr=launch.master_addr,
+                 logs=[osp.join(root, 'work_dirs', f'rank{rank}.log') for rank in range(int(launch.nproc_per_node))])
 
 
 # after a launcher script run with the record_launch stand-in: what runs its recorded launch

@@ -1,12 +1,12 @@
 """DCNv2 (modulated deformable convolution) whose CPU path is written with torch's own operators.
 
 :class:`ModulatedDeformConv2dPack` is mmcv's module of that name (the same parameters, offset and mask layout, state
-dict and CUDA kernel); on any other device its forward is :func:`modulated_deform_conv2d`: the input is sampled
-bilinearly at every tap's deformed positions (four gathers), weighted by the mask, and contracted with the weight;
-autograd gives the backward. Written here because mmcv's and torchvision's CPU kernels compute the backward pass
-element by element in one thread: a training step's DCNs took 3.3 times as long with mmcv's at the tiny FairMOT's
-sizes, and 3.1 times at the full-size FairMOT's at 544x320 (``tools/benchmark/deform_conv.py``, one thread), for the
-same values and gradients to float rounding (tests/models/test_deform_conv.py).
+dict and CUDA kernel); where a backward pass follows on the CPU its forward is :func:`modulated_deform_conv2d`: the
+input is sampled bilinearly at every tap's deformed positions (four gathers), weighted by the mask, and contracted
+with the weight; autograd gives the backward. Written here because mmcv's and torchvision's CPU kernels compute the
+backward pass element by element in one thread: a training step's DCNs took 3.3 times as long with mmcv's at the
+tiny FairMOT's sizes, and 3.1 times at the full-size FairMOT's at 544x320 (``tools/benchmark/deform_conv.py``, one
+thread), for the same values and gradients to float rounding (tests/models/test_deform_conv.py).
 """
 from __future__ import annotations
 
