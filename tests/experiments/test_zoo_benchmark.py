@@ -1,5 +1,6 @@
 """The model zoo's tracker listing and the zoo benchmark (tools/zoo_benchmark.py) on cached detections."""
 import copy
+import dataclasses
 import glob
 import json
 import os
@@ -193,14 +194,48 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
         assert tests, name
         for metrics in tests:
             os.remove(metrics)
+    dumps = {name: os.stat(moved / 'protocol1' / name / 'detections_done.json').st_mtime_ns
+             for name in ('dets', 'dets_nms95')}
     again = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', moved, '--train-iters', '2',
                  '--matchers', 'original', 'cda_fixed', '--threshold-scales', '0.5', '1.0')
     assert all(row['reused'] for row in again['training']['protocol1'].values())
+    assert dumps == {name: os.stat(moved / 'protocol1' / name / 'detections_done.json').st_mtime_ns
+                     for name in dumps}  # the detector's boxes of the same test found, not dumped again
     assert again['table5'] == out['table5'] and again['table8'] == out['table8']
     # a subset in the same work dir: its outputs are its own, no plot of the full run's learned trackers left behind
     subset = tool('tools/zoo_benchmark.py', '--data-root', demo_root, '--work-dir', work, '--train-iters', '2',
                   '--trackers', 'ByteTrack', '--matchers', 'original')
     assert set(subset['table5']) == {'ByteTrack'} and not osp.exists(work / 'hota_vs_training.png')
+
+
+def test_the_detectors_boxes_are_dumped_once_per_test(demo_root, tmp_path, monkeypatch):
+    """The zoo's detector test (its metrics and boxes) runs again only where what it tests changed: the checkpoint's
+    content, the NMS, the test videos; a moved work dir finds it (test_zoo_trains_every_learned_tracker...)."""
+    from vastmat.experiments import zoo_scoring
+    from vastmat.experiments.zoo_context import ZooContext
+    runs = []
+
+    def detect(config, checkpoint, data_root, protocol, work_dir, out_dir, nms_iou=None):
+        runs.append((osp.basename(checkpoint), nms_iou))
+        os.makedirs(out_dir, exist_ok=True)
+        return {'det/AP50': 0.5 + len(runs)}
+    monkeypatch.setattr(zoo_scoring, 'detect', detect)
+    ctx = ZooContext(demo_root, 'protocol1', ['Bee-1', 'Deer-2'], str(tmp_path / 'protocol1'))
+    config = zoo_scoring.config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')
+    first, second = tmp_path / 'iter_1.pth', tmp_path / 'iter_2.pth'
+    first.write_bytes(b'weights 1')
+    second.write_bytes(b'weights 22')
+
+    def dump(checkpoint, nms_iou=None, videos=None):
+        run = dataclasses.replace(ctx, videos=videos or ctx.videos)
+        return zoo_scoring.detect_once(run, config, str(checkpoint), str(tmp_path / 'work'), str(tmp_path / 'dets'),
+                                       nms_iou)
+    assert dump(first) == {'det/AP50': 1.5} and dump(first) == {'det/AP50': 1.5} and len(runs) == 1
+    assert dump(second) == {'det/AP50': 2.5} and len(runs) == 2  # another checkpoint
+    assert dump(second, nms_iou=0.95) == {'det/AP50': 3.5} and len(runs) == 3
+    assert dump(second, nms_iou=0.95, videos=['Bee-1']) == {'det/AP50': 4.5} and len(runs) == 4
+    first.write_bytes(b'weights 22')  # the same content under another name: the same test
+    assert dump(first, nms_iou=0.95, videos=['Bee-1']) == {'det/AP50': 4.5} and len(runs) == 4
 
 
 def test_zoo_configs_start_from_the_demo_detectors_backbone():

@@ -4,6 +4,7 @@ thresholds are calibrated by :mod:`.zoo_calibration`). The members' runs that tr
 """
 from __future__ import annotations
 
+import json
 import os
 import os.path as osp
 
@@ -13,12 +14,13 @@ from vastmat.models.trackers.zoo import ZooTracker, config_path
 from vastmat.utils.io import write_json_atomic
 
 from .zoo_context import ZooContext
-from .zoo_testing import detect
-from .zoo_training import Training
+from .zoo_testing import detect, detector_test_config
+from .zoo_training import Training, content_hash
 from .zoo_training_order import training_config
 
 TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
 DONE = 'dump_done.json'  # written last in a feature dump's folder
+DETECTIONS_DONE = 'detections_done.json'  # written last in a folder of the detector's boxes (:func:`detect_once`)
 SCORED_CHECKPOINTS = 2  # of the NUM_CHECKPOINTS kept, the zoo scores the first and the last: HOTA against minutes
 
 
@@ -27,9 +29,28 @@ def detector_boxes(ctx: ZooContext, config: str, checkpoint: str, work_dir: str)
     """Test the detector on the test videos and dump its boxes to ``ctx.work_dir/dets`` and, with NMS 0.95, to
     ``dets_nms95`` (TrackTrack's ``nms95`` set); returns its metrics, the det root and the extra roots."""
     det_root, extra = osp.join(ctx.work_dir, 'dets'), dict(nms95=osp.join(ctx.work_dir, 'dets_nms95'))
-    metrics = detect(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, det_root)
-    detect(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, extra['nms95'], nms_iou=0.95)
+    metrics = detect_once(ctx, config, checkpoint, work_dir, det_root)
+    detect_once(ctx, config, checkpoint, work_dir, extra['nms95'], nms_iou=0.95)
     return metrics, det_root, extra
+
+
+def detect_once(ctx: ZooContext, config: str, checkpoint: str, work_dir: str, out_dir: str,
+                nms_iou: float | None = None) -> dict:
+    """:func:`~.zoo_testing.detect` unless ``out_dir`` holds the boxes of the same test: the same test config
+    (:func:`~.zoo_testing.detector_test_config`: its NMS too), checkpoint content, data (its fingerprint), test
+    videos and CPU kernels (:func:`content_hash`, so that a copied or moved work dir finds them). :data:`DETECTIONS_DONE`, written last, records that and the metrics."""
+    done = osp.join(out_dir, DETECTIONS_DONE)
+    settings = detector_test_config(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, out_dir,
+                                    nms_iou).to_dict()
+    key = content_hash(dict(config={k: v for k, v in settings.items() if k != 'work_dir'}, videos=ctx.videos))
+    if osp.isfile(done):
+        saved = json.load(open(done, encoding='utf-8'))
+        if saved.get('key') == key:
+            return saved['metrics']
+        os.remove(done)  # another test's boxes: dumped again below
+    metrics = detect(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, out_dir, nms_iou=nms_iou)
+    write_json_atomic(dict(key=key, metrics=metrics), done)
+    return metrics
 
 
 def track_on_cached(ctx: ZooContext, member: ZooTracker, matcher: str, det_root: str, extra_det_roots: dict | None,

@@ -52,8 +52,18 @@ def detect(config: str, checkpoint: str, data_root: str, protocol: str, work_dir
     """Test a detector on the protocol's test videos (COCO metrics, ``det/AP50`` ...) and, with ``out_dir``, dump
     its boxes there as det.txt files (with NMS at ``nms_iou`` when given); returns its metrics."""
     from vastmat.engine.runner_builder import build_quiet_runner
-    from vastmat.engine.tracking_options import apply_tracking_options
     from vastmat.evaluation.metrics import DumpTrackingDetections
+    runner = build_quiet_runner(detector_test_config(config, checkpoint, data_root, protocol, work_dir, out_dir,
+                                                     nms_iou))
+    if out_dir is not None:
+        runner.test_evaluator.metrics.append(DumpTrackingDetections(out_dir))
+    return runner.test()
+
+
+def detector_test_config(config: str, checkpoint: str, data_root: str, protocol: str, work_dir: str,
+                         out_dir: str | None = None, nms_iou: float | None = None) -> Config:
+    """The config of :func:`detect`'s test."""
+    from vastmat.engine.tracking_options import apply_tracking_options
     cfg = zoo_config(config, data_root, protocol, work_dir, f'{protocol} detector')
     if nms_iou is not None:
         cfg.model.test_cfg.nms = dict(type='nms', iou_threshold=nms_iou)
@@ -61,7 +71,4 @@ def detect(config: str, checkpoint: str, data_root: str, protocol: str, work_dir
     cfg.test_dataloader.dataset.split = 'test'
     cfg.test_evaluator = [dict(type='VastMATDetMetric')]
     apply_tracking_options(cfg, argparse.Namespace(dump_dets=out_dir))
-    runner = build_quiet_runner(cfg)
-    if out_dir is not None:
-        runner.test_evaluator.metrics.append(DumpTrackingDetections(out_dir))
-    return runner.test()
+    return cfg

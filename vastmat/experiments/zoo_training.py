@@ -194,6 +194,14 @@ def _identity(cfg: Config) -> str:
         settings['adaptive_threads'] = True  # its thread switches change the sums: not the same training
     settings['custom_hooks'] = [h for h in settings.get('custom_hooks') or [] if h.get('type') not in RUN_HOOKS]
     settings['model'] = _training_settings(settings.get('model', {}))
+    return content_hash(settings)
+
+
+def content_hash(settings: dict) -> str:
+    """A short hash of ``settings`` (a run's resolved settings, where it runs left out) with its data and
+    checkpoints counted by their contents (:func:`_what_lies_there`) and this process's CPU kernel setting
+    (:func:`cpu_kernels`, where one is set): the same hash on another machine or in a moved work dir, for the same
+    run."""
     settings = _what_lies_there(settings)
     kernels = cpu_kernels()
     if kernels:
