@@ -38,7 +38,8 @@ def detect_once(ctx: ZooContext, config: str, checkpoint: str, work_dir: str, ou
                 nms_iou: float | None = None) -> dict:
     """:func:`~.zoo_testing.detect` unless ``out_dir`` holds the boxes of the same test: the same test config
     (:func:`~.zoo_testing.detector_test_config`: its NMS too), checkpoint content, data (its fingerprint), test
-    videos and CPU kernels (:func:`content_hash`, so that a copied or moved work dir finds them). :data:`DETECTIONS_DONE`, written last, records that and the metrics."""
+    videos and CPU kernels (:func:`content_hash`, so that a copied or moved work dir finds them).
+    :data:`DETECTIONS_DONE`, written last, records that and the metrics."""
     done = osp.join(out_dir, DETECTIONS_DONE)
     settings = detector_test_config(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, out_dir,
                                     nms_iou).to_dict()
