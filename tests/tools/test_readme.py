@@ -80,6 +80,10 @@ TINY = {
          '--out work_dirs/fly/dets'],
         "the 2-iteration detector's test; the trackers read detections simulated from the imported labels (a "
         '2-iteration YOLOX finds no fly)'),
+    'python tools/test.py configs/bytetrack/bytetrack_cached-dets.py --data-root work_dirs/at10': (
+        '{command} --cfg-options "test_dataloader.dataset.videos=[chicken_3,deer_4]"',
+        "two of AnimalTrack's 32 videos (all of them, against the official ByteTrack's output: "
+        'tests/models/trackers/test_bytetrack_golden.py)'),
     'python tools/benchmark/config_check.py': ('{command} --iterations 1 --warmup 0',
                                                'one timed iteration, no warm-up (the timings: docs/training.md)'),
     'python tools/benchmark/training_frames.py': (
