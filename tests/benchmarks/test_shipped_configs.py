@@ -30,8 +30,38 @@ def load(config: str) -> Config:
 
 @pytest.fixture(scope='session')
 def check_folder(tmp_path_factory):
-    """The generated data of the checks, made once per test worker and size."""
+    """The generated data of the checks, made once per size: the test workers share it (make_check_data renders
+    it in one while the others wait)."""
+    if os.environ.get('PYTEST_XDIST_WORKER'):  # the folder of this run that holds every worker's
+        return str(tmp_path_factory.getbasetemp().parent / 'config_check')
     return str(tmp_path_factory.mktemp('config_check'))
+
+
+def test_check_data_is_rendered_once_for_the_processes_that_share_it(tmp_path, monkeypatch):
+    """Two callers at once on one folder (the test workers): one renders, the other waits and reads it."""
+    import threading
+    import time
+
+    from vastmat.benchmarks import config_data
+    rendered, render = [], config_data._render_check_data
+
+    def slow_render(*args):
+        rendered.append(args)
+        time.sleep(0.3)  # the other caller arrives meanwhile
+        render(*args)
+    monkeypatch.setattr(config_data, '_render_check_data', slow_render)
+    found = []
+    callers = [threading.Thread(target=lambda: found.append(config_data.make_check_data(str(tmp_path),
+                                                                                      DEMO_IMAGE_SIZE)))
+               for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert len(rendered) == 1 and len(found) == 2 and found[0] == found[1]
+    from vastmat.datasets.detections import detection_file
+    videos = os.listdir(osp.join(found[0].data_root, 'videos'))
+    assert videos and all(osp.isfile(detection_file(found[0].det_root, name)) for name in videos)
 
 
 def test_every_config_is_found():

@@ -80,23 +80,33 @@ def frames_per_video(size: tuple[int, int], cfg: Config | None = None) -> int:
 
 def make_check_data(folder: str, size: tuple[int, int], num_frames: int = 4, seed: int = 0) -> CheckData:
     """The demo dataset rendered at ``size`` with ``num_frames`` frames a video under ``folder`` (reused when there),
-    with simulated detections and features and identity camera warps for every video."""
-    import dataclasses
-
-    import numpy as np
-
-    from vastmat.datasets.demo_data import make_demo_dataset
-    from vastmat.datasets.detection_simulator import simulate_video_folder
-    from vastmat.datasets.detections import detection_file
-    from vastmat.datasets.formats import read_detections, read_gt, write_detections
-    from vastmat.benchmarks.simulated_inputs import simulated_features
-    from vastmat.models.motion.camera_motion import write_warp_file
+    with simulated detections and features and identity camera warps for every video. Processes that share
+    ``folder`` render it once: the others wait for it (a lock file beside it)."""
+    from filelock import FileLock
     width, height = size
     root = osp.join(folder, f'vastmat_{width}x{height}_{num_frames}f')
     data = CheckData(osp.join(root, 'data') + '/', osp.join(root, 'dets') + '/', osp.join(root, 'warps') + '/')
     done = osp.join(root, 'complete')
-    if osp.isfile(done):
-        return data
+    os.makedirs(folder, exist_ok=True)
+    with FileLock(f'{root}.lock'):
+        if not osp.isfile(done):
+            _render_check_data(data, num_frames, height, width, seed)
+            open(done, 'w').close()
+    return data
+
+
+def _render_check_data(data: CheckData, num_frames: int, height: int, width: int, seed: int) -> None:
+    """:func:`make_check_data`'s rendering."""
+    import dataclasses
+
+    import numpy as np
+
+    from vastmat.benchmarks.simulated_inputs import simulated_features
+    from vastmat.datasets.demo_data import make_demo_dataset
+    from vastmat.datasets.detection_simulator import simulate_video_folder
+    from vastmat.datasets.detections import detection_file
+    from vastmat.datasets.formats import read_detections, read_gt, write_detections
+    from vastmat.models.motion.camera_motion import write_warp_file
     make_demo_dataset(data.data_root, num_frames=num_frames, height=height, width=width, seed=seed)
     videos = sorted(os.listdir(osp.join(data.data_root, 'videos')))
     identity = np.tile(np.eye(2, 3), (num_frames, 1, 1))
@@ -108,8 +118,6 @@ def make_check_data(folder: str, size: tuple[int, int], num_frames: int = 4, see
         features = simulated_features(name, dets.frames, dets.boxes, gt.frames, gt.ids, gt.boxes)
         write_detections(path, dataclasses.replace(dets, features=features))
         write_warp_file(osp.join(data.warp_root, f'GMC-{name}.txt'), identity)
-    open(done, 'w').close()
-    return data
 
 
 def _missing_file(path: Any) -> bool:
