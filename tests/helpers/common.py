@@ -84,12 +84,15 @@ def forked_ranks(script: str, *args, logs: list, master_port, master_addr: str =
                  timeout: float = 600) -> list[str]:
     """The ranks of a one-machine torchrun launch of ``script``: one :func:`forked_tool` process each (as many as
     ``logs``, each writing its own), in the environment torchrun gives its workers; waits for them, asserts that each
-    ended with exit code 0 and returns their logs' text."""
+    ended with exit code 0 and returns their logs' text. Each rank runs at torchrun's thread count for several
+    ranks a machine: OMP_NUM_THREADS=1 unless set (also what keeps a rank forked from a process whose OpenMP
+    threads have started from waiting for them: GNU OpenMP's pool does not survive a fork)."""
     ranks = len(logs)
     base = dict(WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), GROUP_RANK='0', MASTER_ADDR=master_addr,
                 MASTER_PORT=str(master_port))
-    procs = [forked_tool(script, *args, log=log, env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank)))
-             for rank, log in enumerate(logs)]
+    threads = int(os.environ.get('OMP_NUM_THREADS') or 1) if ranks > 1 else None
+    procs = [forked_tool(script, *args, log=log, env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank)),
+                         threads=threads) for rank, log in enumerate(logs)]
     for proc in procs:
         proc.join(timeout)
     outputs = [open(log).read() for log in logs]
