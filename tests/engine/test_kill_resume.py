@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from helpers.common import REPO, forked_tool, tool
+from helpers.common import REPO, forked_tool, set_aside_logs, tool
 
 CONFIG = osp.join(REPO, 'tests', 'configs', 'yolox_debug_deterministic_6it.py')
 
@@ -215,7 +215,7 @@ def test_sigkill_between_checkpoints_then_resume_matches_an_uninterrupted_run(de
     data = open(killed / 'iter_4.pth', 'rb').read()
     open(killed / '.iter_6.pth.99999.tmp', 'wb').write(data[:len(data) // 2])
     open(killed / 'iter_6.pth', 'wb').write(data[:len(data) // 3])
-    time.sleep(1.1)  # the resumed run's log folder is named by its start time in seconds
+    set_aside_logs(killed)  # the resumed run's log folder: its own
     log = _finish(_train(killed, demo_root, '--resume', log='resume'), killed, log='resume')
     assert 'is not a complete checkpoint' in log and 'iter_6.pth' in log
     assert f'Auto resumed from the latest complete checkpoint {killed / "iter_4.pth"}' in log

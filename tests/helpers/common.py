@@ -80,6 +80,16 @@ def forked_tool(script: str, *args, log: str, env: dict | None = None, cwd: str 
     return proc
 
 
+def set_aside_logs(work_dir) -> None:
+    """Rename the log folders of the runs that ended in ``work_dir`` (mmengine names each ``<start time in seconds>``)
+    to ``0-<that name>``, which sorts before every start time: a run that starts in the same second, such as a
+    resumed one, then writes a folder of its own, not into theirs (in place of waiting for the next second)."""
+    import re
+    for name in os.listdir(work_dir):
+        if re.fullmatch(r'\d{8}_\d{6}', name) and osp.isdir(osp.join(work_dir, name)):
+            os.rename(osp.join(work_dir, name), osp.join(work_dir, f'0-{name}'))
+
+
 def forked_ranks(script: str, *args, logs: list, master_port, master_addr: str = '127.0.0.1',
                  timeout: float = 600) -> list[str]:
     """The ranks of a one-machine torchrun launch of ``script``: one :func:`forked_tool` process each (as many as

@@ -3,12 +3,11 @@ import glob
 import json
 import os
 import os.path as osp
-import time
 
 import pytest
 import torch
 
-from helpers.common import DEBUG_YOLOX, REPO, data_root_options, tool
+from helpers.common import DEBUG_YOLOX, REPO, data_root_options, set_aside_logs, tool
 
 # one worker runs them all, so that the trained fixture is made once (pytest-xdist --dist loadgroup)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('trained_yolox')]
@@ -26,7 +25,7 @@ def trained(demo_root, tmp_path_factory):
     work_dir = str(tmp_path_factory.mktemp('yolox_debug'))
     tool('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--data-root', demo_root)  # train, val and test sets
     first = newest_log(work_dir)
-    time.sleep(1.1)  # the second run's log folder is named by its start time in seconds
+    set_aside_logs(work_dir)  # the second run's log folder: its own
     tool('tools/train.py', DEBUG_YOLOX, '--work-dir', work_dir, '--resume', '--data-root', demo_root,
          '--cfg-options', 'train_cfg.max_iters=4', 'train_cfg.val_interval=4', 'param_scheduler.0.end=4')
     return work_dir, first, newest_log(work_dir)

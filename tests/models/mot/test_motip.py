@@ -9,15 +9,14 @@ import json
 import math
 import os.path as osp
 import random
-import time
 
 import numpy as np
 import pytest
 import torch
 from mmengine.config import Config
 
-from helpers.common import (REPO, build_model, tool, uninitialised_memory_filled_with_nan, vastmat_scope,
-                      video_data_root_options)
+from helpers.common import (REPO, build_model, set_aside_logs, tool, uninitialised_memory_filled_with_nan,
+                            vastmat_scope, video_data_root_options)
 from helpers.detr_samples import clip, frame_sample
 from helpers.motip_weights import record_id_logits
 
@@ -220,7 +219,7 @@ def trained(demo_root, tmp_path_factory):
     """The tiny config trained 8 iterations on the demo data (iter_4, iter_8), then resumed to 12."""
     work_dir = tmp_path_factory.mktemp('motip_tiny')
     tool('tools/train.py', TINY, '--work-dir', work_dir, '--cfg-options', *video_data_root_options(demo_root))
-    time.sleep(1.1)  # the resumed run's log folder is named by its start time in seconds
+    set_aside_logs(work_dir)  # the resumed run's log folder: its own
     tool('tools/train.py', TINY, '--work-dir', work_dir, '--resume', '--cfg-options', *video_data_root_options(demo_root),
          'train_cfg.max_iters=12', 'param_scheduler.0.end=12')
     return work_dir

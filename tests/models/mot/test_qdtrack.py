@@ -5,13 +5,13 @@ import json
 import os.path as osp
 import random
 import re
-import time
 
 import numpy as np
 import pytest
 import torch
 
-from helpers.common import ANIMALTRACK, REPO, needs_animaltrack, tool, video_data_root_options
+from helpers.common import (ANIMALTRACK, REPO, needs_animaltrack, set_aside_logs, tool,
+                            video_data_root_options)
 
 FULL_P1 = osp.join(REPO, 'configs', 'qdtrack', 'qdtrack_faster-rcnn_r50_fpn_8xb2-4e_vastmat-p1.py')
 TINY = osp.join(REPO, 'configs', 'qdtrack', 'qdtrack_tiny_vastmat-demo.py')
@@ -192,7 +192,7 @@ def test_tiny_config_trains_resumes_and_tracks(demo_root, tmp_path):
     work = str(tmp_path / 'train')
     tool('tools/train.py', TINY, '--work-dir', work, '--cfg-options', *data, 'train_cfg.max_iters=8')
     assert osp.isfile(osp.join(work, 'iter_8.pth'))
-    time.sleep(1.1)  # the resumed run's log folder is named by its start time in seconds
+    set_aside_logs(work)  # the resumed run's log folder: its own
     tool('tools/train.py', TINY, '--work-dir', work, '--resume', '--cfg-options', *data)
     assert 'resumed epoch: 0, iter: 8' in open(sorted(glob.glob(osp.join(work, '*', '*.log')))[-1]).read()
     losses = _losses(work)
