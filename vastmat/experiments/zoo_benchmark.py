@@ -26,8 +26,7 @@ from .zoo_pace import measure_pace
 from .zoo_plan import REPORT_SECONDS, configs_to_train, longest_first, makespan, task_plans
 from .zoo_report import report
 from .zoo_scoring import detector_boxes, link_runs
-from .zoo_training_order import (SHARED_TASK, checkpoint_sources, needs_shared_task, shared_sources, training_config,
-                                  training_task)
+from .zoo_training_order import SHARED_TASK, checkpoint_sources, needs_shared_task, shared_sources, training_task
 
 DEMO_ROOT = 'data/demo'
 
@@ -305,9 +304,9 @@ def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dic
         m.on_cached_detections for m in members) else None
     if ctx.protocol in checkpoints:
         detector = None  # a given checkpoint: nothing to train, its test is a few seconds
+    # nothing to train: nothing is probed (the tests of reused trainings read their scores back, and the detector's
+    # boxes of the same test are found: seconds)
     to_train = configs_to_train(ctx, members, detector)
-    if not to_train and detector is not None:  # nothing to train: the detector's probe paces the tests
-        to_train = {detector: training_config(ctx, detector, 'detector')}
     with console.status(f"measuring this machine's pace ({len(to_train)} config(s), a few iterations each)"):
         pace = measure_pace(to_train)
     first, tasks = task_plans(ctx, members, by_name, args.matchers, workers, detector, pace)
