@@ -94,9 +94,9 @@ def forked_ranks(script: str, *args, logs: list, master_port, master_addr: str =
                  timeout: float = 600) -> list[str]:
     """The ranks of a one-machine torchrun launch of ``script``: one :func:`forked_tool` process each (as many as
     ``logs``, each writing its own), in the environment torchrun gives its workers; waits for them, asserts that each
-    ended with exit code 0 and returns their logs' text. Each rank runs at torchrun's thread count for several
-    ranks a machine: OMP_NUM_THREADS=1 unless set (also what keeps a rank forked from a process whose OpenMP
-    threads have started from waiting for them: GNU OpenMP's pool does not survive a fork)."""
+    ended with exit code 0 and returns their logs' text. Several ranks run at torchrun's thread count for several
+    ranks a machine: OMP_NUM_THREADS, 1 where it is not set. At one thread, a rank forked from a process whose OpenMP
+    threads have started does not wait for them (GNU OpenMP's pool does not survive a fork), as it would at more."""
     ranks = len(logs)
     base = dict(WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), GROUP_RANK='0', MASTER_ADDR=master_addr,
                 MASTER_PORT=str(master_port))

@@ -87,6 +87,8 @@ def make_check_data(folder: str, size: tuple[int, int], num_frames: int = 4, see
     root = osp.join(folder, f'vastmat_{width}x{height}_{num_frames}f')
     data = CheckData(osp.join(root, 'data') + '/', osp.join(root, 'dets') + '/', osp.join(root, 'warps') + '/')
     done = osp.join(root, 'complete')
+    if osp.isfile(done):
+        return data
     os.makedirs(folder, exist_ok=True)
     with FileLock(f'{root}.lock'):
         if not osp.isfile(done):

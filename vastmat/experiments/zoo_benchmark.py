@@ -22,7 +22,7 @@ from .launchers import run_pulled
 from .zoo import run_cached_member, run_model_member, train
 from .zoo_calibration import THRESHOLD_SCALES
 from .zoo_context import ZooContext
-from .zoo_pace import measure_pace
+from .zoo_pace import MachinePace, measure_pace
 from .zoo_plan import REPORT_SECONDS, configs_to_train, longest_first, makespan, task_plans
 from .zoo_report import report
 from .zoo_scoring import detector_boxes, link_runs
@@ -307,8 +307,10 @@ def print_plan(ctx: Any, members: list, args: argparse.Namespace, det_roots: dic
     # nothing to train: nothing is probed (the tests of reused trainings read their scores back, and the detector's
     # boxes of the same test are found: seconds)
     to_train = configs_to_train(ctx, members, detector)
-    with console.status(f"measuring this machine's pace ({len(to_train)} config(s), a few iterations each)"):
-        pace = measure_pace(to_train)
+    pace = MachinePace()
+    if to_train:
+        with console.status(f"measuring this machine's pace ({len(to_train)} config(s), a few iterations each)"):
+            pace = measure_pace(to_train)
     first, tasks = task_plans(ctx, members, by_name, args.matchers, workers, detector, pace)
     ordered = longest_first(tasks)
     elapsed = time.perf_counter() - start

@@ -15,12 +15,14 @@ from vastmat.utils.io import write_json_atomic
 
 from .zoo_context import ZooContext
 from .zoo_testing import detect, detector_test_config
-from .zoo_training import Training, content_hash
+from .zoo_training import UNTRAINED_KEYS, Training, content_hash
 from .zoo_training_order import training_config
 
 TRACKING_BASE = config_path('_base_/tracking_cached-dets.py')
 DONE = 'dump_done.json'  # written last in a feature dump's folder
 DETECTIONS_DONE = 'detections_done.json'  # written last in a folder of the detector's boxes (:func:`detect_once`)
+DETECTIONS_FORMAT = 1  # of the dumped boxes and their metrics: raised where a change of the dump or its metric
+# changes them, so that earlier runs' boxes are dumped again
 SCORED_CHECKPOINTS = 2  # of the NUM_CHECKPOINTS kept, the zoo scores the first and the last: HOTA against minutes
 
 
@@ -36,22 +38,33 @@ def detector_boxes(ctx: ZooContext, config: str, checkpoint: str, work_dir: str)
 
 def detect_once(ctx: ZooContext, config: str, checkpoint: str, work_dir: str, out_dir: str,
                 nms_iou: float | None = None) -> dict:
-    """:func:`~.zoo_testing.detect` unless ``out_dir`` holds the boxes of the same test: the same test config
-    (:func:`~.zoo_testing.detector_test_config`: its NMS too), checkpoint content, data (its fingerprint), test
-    videos and CPU kernels (:func:`content_hash`, so that a copied or moved work dir finds them).
+    """:func:`~.zoo_testing.detect` unless ``out_dir`` holds the boxes of the same test of every test video: the
+    same test config (:func:`~.zoo_testing.detector_test_config`: its NMS too, less the display's paces),
+    checkpoint content, data (its fingerprint: the split lists, seqinfo.ini and gt.txt files, not the frames), CPU
+    kernels (:func:`content_hash`, so that a copied or moved work dir finds them) and :data:`DETECTIONS_FORMAT`.
     :data:`DETECTIONS_DONE`, written last, records that and the metrics."""
     done = osp.join(out_dir, DETECTIONS_DONE)
     settings = detector_test_config(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, out_dir,
                                     nms_iou).to_dict()
-    key = content_hash(dict(config={k: v for k, v in settings.items() if k != 'work_dir'}, videos=ctx.videos))
+    key = content_hash(dict(config={k: v for k, v in settings.items() if k != 'work_dir' and k not in UNTRAINED_KEYS},
+                            format=DETECTIONS_FORMAT))
     if osp.isfile(done):
         saved = json.load(open(done, encoding='utf-8'))
-        if saved.get('key') == key:
+        if saved.get('key') == key and all(_has_boxes(out_dir, video) for video in ctx.videos):
             return saved['metrics']
-        os.remove(done)  # another test's boxes: dumped again below
+        os.remove(done)  # another test's boxes, or some are missing: dumped again below
     metrics = detect(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, out_dir, nms_iou=nms_iou)
     write_json_atomic(dict(key=key, metrics=metrics), done)
     return metrics
+
+
+def _has_boxes(det_root: str, video: str) -> bool:
+    from vastmat.datasets.detections import detection_file
+    try:
+        detection_file(det_root, video)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def track_on_cached(ctx: ZooContext, member: ZooTracker, matcher: str, det_root: str, extra_det_roots: dict | None,
@@ -71,12 +84,13 @@ def track_on_cached(ctx: ZooContext, member: ZooTracker, matcher: str, det_root:
 
 
 def folder_digest(folder: str) -> str:
-    """A short hash of the paths and contents of the files under ``folder`` (cached detections: a few hundred kB)."""
+    """A short hash of the paths and contents of the files under ``folder`` (cached detections: a few hundred kB),
+    less the record of the test that dumped them (:data:`DETECTIONS_DONE`)."""
     import hashlib
     digest = hashlib.sha1()
     for directory, folders, names in sorted(os.walk(folder)):
         folders.sort()
-        for name in sorted(names):
+        for name in sorted(set(names) - {DETECTIONS_DONE}):
             path = osp.join(directory, name)
             digest.update(osp.relpath(path, folder).encode())
             with open(path, 'rb') as f:
