@@ -215,13 +215,13 @@ def test_the_detectors_boxes_are_dumped_once_per_test(demo_root, tmp_path, monke
     from vastmat.experiments.zoo_context import ZooContext
     runs = []
 
-    def detect(config, checkpoint, data_root, protocol, work_dir, out_dir, nms_iou=None):
-        runs.append((osp.basename(checkpoint), nms_iou))
+    def run_detector_test(cfg, out_dir):
+        runs.append((osp.basename(cfg.load_from), cfg.model.test_cfg.nms))
         os.makedirs(out_dir, exist_ok=True)
         for video in ctx.videos:  # the boxes of the test split's videos
             open(osp.join(out_dir, f'{video}.txt'), 'w').close()
         return {'det/AP50': 0.5 + len(runs)}
-    monkeypatch.setattr(zoo_scoring, 'detect', detect)
+    monkeypatch.setattr(zoo_scoring, 'run_detector_test', run_detector_test)
     ctx = ZooContext(demo_root, 'protocol1', ['Bee-1', 'Deer-2'], str(tmp_path / 'protocol1'))
     config = zoo_scoring.config_path('yolox/yolox_tiny_1xb8-1200it_vastmat-demo.py')
     first, second = tmp_path / 'iter_1.pth', tmp_path / 'iter_2.pth'

@@ -14,7 +14,7 @@ from vastmat.models.trackers.zoo import ZooTracker, config_path
 from vastmat.utils.io import write_json_atomic
 
 from .zoo_context import ZooContext
-from .zoo_testing import detect, detector_test_config
+from .zoo_testing import detector_test_config, run_detector_test
 from .zoo_training import UNTRAINED_KEYS, Training, content_hash
 from .zoo_training_order import training_config
 
@@ -38,14 +38,14 @@ def detector_boxes(ctx: ZooContext, config: str, checkpoint: str, work_dir: str)
 
 def detect_once(ctx: ZooContext, config: str, checkpoint: str, work_dir: str, out_dir: str,
                 nms_iou: float | None = None) -> dict:
-    """:func:`~.zoo_testing.detect` unless ``out_dir`` holds the boxes of the same test of every test video: the
-    same test config (:func:`~.zoo_testing.detector_test_config`: its NMS too, less the display's paces),
+    """:func:`~.zoo_testing.detect`'s test unless ``out_dir`` holds the boxes of the same test of every test video:
+    the same test config (:func:`~.zoo_testing.detector_test_config`: its NMS too, less the display's paces),
     checkpoint content, data (its fingerprint: the split lists, seqinfo.ini and gt.txt files, not the frames), CPU
     kernels (:func:`content_hash`, so that a copied or moved work dir finds them) and :data:`DETECTIONS_FORMAT`.
     :data:`DETECTIONS_DONE`, written last, records that and the metrics."""
     done = osp.join(out_dir, DETECTIONS_DONE)
-    settings = detector_test_config(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, out_dir,
-                                    nms_iou).to_dict()
+    cfg = detector_test_config(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, out_dir, nms_iou)
+    settings = cfg.to_dict()
     key = content_hash(dict(config={k: v for k, v in settings.items() if k != 'work_dir' and k not in UNTRAINED_KEYS},
                             format=DETECTIONS_FORMAT))
     if osp.isfile(done):
@@ -53,7 +53,7 @@ def detect_once(ctx: ZooContext, config: str, checkpoint: str, work_dir: str, ou
         if saved.get('key') == key and all(_has_boxes(out_dir, video) for video in ctx.videos):
             return saved['metrics']
         os.remove(done)  # another test's boxes, or some are missing: dumped again below
-    metrics = detect(config, checkpoint, ctx.data_root, ctx.protocol, work_dir, out_dir, nms_iou=nms_iou)
+    metrics = run_detector_test(cfg, out_dir)
     write_json_atomic(dict(key=key, metrics=metrics), done)
     return metrics
 

@@ -51,10 +51,16 @@ def detect(config: str, checkpoint: str, data_root: str, protocol: str, work_dir
            nms_iou: float | None = None) -> dict:
     """Test a detector on the protocol's test videos (COCO metrics, ``det/AP50`` ...) and, with ``out_dir``, dump
     its boxes there as det.txt files (with NMS at ``nms_iou`` when given); returns its metrics."""
+    return run_detector_test(detector_test_config(config, checkpoint, data_root, protocol, work_dir, out_dir, nms_iou),
+                             out_dir)
+
+
+def run_detector_test(cfg: Config, out_dir: str | None = None) -> dict:
+    """Run a :func:`detector_test_config` (made with the same ``out_dir``): its metrics, and its boxes in ``out_dir``
+    when given."""
     from vastmat.engine.runner_builder import build_quiet_runner
     from vastmat.evaluation.metrics import DumpTrackingDetections
-    runner = build_quiet_runner(detector_test_config(config, checkpoint, data_root, protocol, work_dir, out_dir,
-                                                     nms_iou))
+    runner = build_quiet_runner(cfg)
     if out_dir is not None:
         runner.test_evaluator.metrics.append(DumpTrackingDetections(out_dir))
     return runner.test()
