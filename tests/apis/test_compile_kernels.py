@@ -48,3 +48,33 @@ def test_synthetic_frames():
     assert np.allclose(np.linalg.norm(first.features, axis=1), 1.0)
     assert set(first.extra_dets) == {'nms95', 'tracking'}
     assert frames[1].bboxes[0].tolist() != first.bboxes[0].tolist()  # the animals move
+
+
+def test_strided_float32_and_transposed_inputs_reuse_the_one_compiled_signature():
+    """The wrappers hand their kernels C-contiguous float64 arrays, so the signature that compile_kernels caches is
+    the only one (a strided view compiled a second signature in the first processes of every new clone)."""
+    from vastmat.models.association.solvers import Greedy, LapJV
+    from vastmat.models.trackers.tracktrack_costs import angle_distance
+    from vastmat.structures import bbox
+    rng = np.random.default_rng(0)
+    wide = rng.uniform(0, 50, size=(5, 7))
+    wide[:, 3:5] += 60  # columns 1-4: boxes with x2 > x1 and y2 > y1
+    boxes = wide[:, 1:5]  # a strided view
+    conversions = [getattr(bbox, name) for name in ('ltwh_to_xyxy', 'xyxy_to_ltwh', 'xyxy_to_xyah', 'ltwh_to_xyah',
+                                                    'xyah_to_xyxy', 'xyxy_to_cxcywh', 'cxcywh_to_xyxy')]
+    cost = rng.uniform(size=(4, 6))
+    velocity, scores = rng.normal(size=(5, 4, 2)), rng.uniform(size=3)
+
+    def run(boxes, cost, pairs):
+        out = [convert(boxes) for convert in conversions]
+        out.append(angle_distance(velocity, boxes, boxes[:3], scores, pairs=pairs))
+        out += [LapJV(0.8)(cost).matches, Greedy(0.8)(cost).matches]
+        return out
+
+    contiguous = run(np.ascontiguousarray(boxes), np.ascontiguousarray(cost.T), None)
+    signatures = {name: list(kernel.signatures) for name, kernel in kernels().items()}
+    others = run(boxes, cost.T, np.ones((5, 3), bool))  # a view, a transposed matrix, numpy's strided indices
+    run(boxes.astype(np.float32), cost.T.astype(np.float32), None)
+    assert {name: list(kernel.signatures) for name, kernel in kernels().items()} == signatures
+    for a, b in zip(contiguous, others, strict=True):
+        np.testing.assert_array_equal(a, b)

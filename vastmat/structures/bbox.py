@@ -19,8 +19,9 @@ from numba import njit
 
 
 def _float64_boxes(boxes: np.ndarray, columns: int = 4) -> np.ndarray:
-    """``(k, columns+)`` float64 (the trackers' arrays pass through without a copy)."""
-    boxes = np.asarray(boxes, dtype=np.float64)
+    """``(k, columns+)`` float64, C-contiguous (the trackers' arrays pass through without a copy; a strided view is
+    copied, so each kernel has one compiled signature, the one ``vastmat.apis.compile_kernels`` caches)."""
+    boxes = np.ascontiguousarray(boxes, dtype=np.float64)
     if boxes.ndim != 2 or boxes.shape[1] < columns:
         boxes = boxes.reshape(-1, columns)
     return boxes

@@ -46,6 +46,7 @@ def _as_cost(cost) -> np.ndarray:
     cost = np.asarray(cost, dtype=np.float64)
     if cost.ndim != 2:
         raise ValueError(f'a cost matrix must be 2-D, got shape {cost.shape}')
+    cost = np.ascontiguousarray(cost)  # a transposed matrix is copied: one compiled signature of the loops below
     total = cost.sum()  # NaN where any entry is (one reduction; the entries are checked only then)
     if total != total and np.isnan(cost).any():
         raise ValueError('the cost matrix holds NaN')

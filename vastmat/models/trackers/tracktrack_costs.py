@@ -77,11 +77,13 @@ def angle_distance(track_velocity: np.ndarray, prev_boxes: np.ndarray, det_boxes
     Two compiled loops around numpy's ``arccos`` (the official's, whose SIMD results a compiled ``acos`` does not
     always match in the last bit): the per-pair arithmetic of a frame's matrix was ~30 numpy calls."""
     shape = (len(prev_boxes), len(det_boxes))
-    rows, cols = np.nonzero(pairs if pairs is not None else np.ones(shape, bool))
-    angles = np.arccos(_corner_dots(np.asarray(track_velocity, np.float64).reshape(-1, 4, 2),
-                                    np.asarray(prev_boxes, np.float64).reshape(-1, 4),
-                                    np.asarray(det_boxes, np.float64).reshape(-1, 4), rows, cols))
-    return _mean_corner_angles(angles, rows, cols, np.asarray(det_scores, np.float64), shape)
+    # C-contiguous float64 arrays (copies of views, of numpy's strided indices): one compiled signature of each
+    # loop, the one vastmat.apis.compile_kernels caches
+    rows, cols = map(np.ascontiguousarray, np.nonzero(pairs if pairs is not None else np.ones(shape, bool)))
+    angles = np.arccos(_corner_dots(np.ascontiguousarray(track_velocity, np.float64).reshape(-1, 4, 2),
+                                    np.ascontiguousarray(prev_boxes, np.float64).reshape(-1, 4),
+                                    np.ascontiguousarray(det_boxes, np.float64).reshape(-1, 4), rows, cols))
+    return _mean_corner_angles(angles, rows, cols, np.ascontiguousarray(det_scores, np.float64), shape)
 
 
 def confidence_distance(scores: np.ndarray, prev_scores: np.ndarray, det_scores: np.ndarray) -> np.ndarray:
