@@ -156,6 +156,14 @@ def test_zoo_trains_every_learned_tracker_and_reuses_the_trainings(demo_root, tm
     assert training['ByteTrack']['learned'] == 'detector'
     assert training['DiffMOT']['learned'] == 'D2MP (motion)'
     assert osp.getsize(work / 'hota_vs_training.png') > 0
+    # TrackTrack's ReID features at each scored checkpoint: one set of boxes through the ReID model, the other
+    # (here both empty: a 2-iteration detector) given the features of the same boxes
+    dumps = glob.glob(str(work / 'protocol1' / 'features' / '*' / 'iter_*'))
+    assert len(dumps) == 2, dumps  # the first kept checkpoint and the last
+    for folder in dumps:
+        records = {name: json.load(open(osp.join(folder, name, 'dump_done.json'))) for name in os.listdir(folder)}
+        assert len(records) == 2 and sorted(r['features_of'] is None for r in records.values()) == [False, True]
+        assert {osp.basename(r['features_of']) for r in records.values() if r['features_of']} < set(records)
     # the one threshold rule: every joint and end-to-end model at the scale of the official thresholds that tracks
     # the dev videos best (ties: the larger), recorded with the dev HOTA of every scale
     from mmengine.config import Config

@@ -34,12 +34,13 @@ from .zoo_training_order import (NUM_CHECKPOINTS, SHARED_TASK, checkpoint_source
 # alone (0.125 s and 0.118 s over 120 iterations); the small models gain little from a second thread.
 TWO_THREADS_SPEEDUP = 1.06
 # Seconds of one test of a joint or end-to-end model (the runner built and its checkpoint loaded, then each frame
-# tracked, and TrackEval), of one tracker run on cached detections, and of one ReID feature dump of both detection
-# sets, each a fixed part plus a part a frame; measured by make demo on the demo's dev (80 frames: 1.1 to 1.8 s a
-# calibration run of FairMOT, QDTrack, TransTrack and MOTIP) and test videos (360 frames: about 4.5 s).
+# tracked, and TrackEval), of one tracker run on cached detections, and of one checkpoint's ReID feature dumps (the
+# boxes after NMS 0.95; those after the detector's NMS are among them and take their features), each a fixed part
+# plus a part a frame; measured by make demo on the demo's dev (80 frames: 1.1 to 1.8 s a calibration run of
+# FairMOT, QDTrack, TransTrack and MOTIP) and test videos (360 frames: about 4.5 s; a feature dump 20 to 21 s).
 MODEL_TEST_SECONDS = (0.5, 0.011)
 CACHED_RUN_SECONDS = (0.2, 0.002)
-FEATURE_DUMP_SECONDS = (3.0, 0.06)
+FEATURE_DUMP_SECONDS = (3.0, 0.05)
 # the share of a calibration point's time that a model keeping its frames' outputs saves (MOTIP: its DETR, 1.10 s
 # of a 1.99 s test of the dev videos, profiled on the build machine)
 KEPT_OUTPUTS_SAVING = 0.55

@@ -108,24 +108,41 @@ def part_inputs(ctx: ZooContext, kind: str, config: str, training: Training, ite
         return det_root, extra_det_roots, dict(motion=dict(model, checkpoint=checkpoint))
     if kind == 'features':
         from vastmat.engine.runner_builder import build_quiet_runner
-        from vastmat.evaluation.metrics.dump_features import feature_dump_config
-        roots = {}
-        for name, root in dict(dets=det_root, **extra_det_roots).items():
+        from vastmat.evaluation.metrics.dump_features import derive_feature_dump, feature_dump_config
+        roots, dumped = {}, []
+        # the set with the most boxes first (the detector's after NMS 0.95): a set whose boxes are all among a
+        # dumped one's takes their features rather than running the ReID model on the same crops again
+        sets = sorted(dict(dets=det_root, **extra_det_roots).items(), key=lambda item: -_rows(item[1]))
+        for name, root in sets:
             # one dump per (ReID checkpoint, detections): a later run with the same boxes reads it again
             out = osp.join(ctx.work_dir, 'features', osp.basename(training.work_dir), f'iter_{iteration}',
                            f'{name}-{folder_digest(root)}')
             roots[name] = out
-            if osp.isfile(osp.join(out, DONE)):
-                continue
-            cfg = training_config(ctx, config, f'ReID features of {name} (iteration {iteration})')
-            cfg.work_dir = osp.join(training.work_dir, 'dump')
-            cfg.load_from = checkpoint
-            cfg.test_dataloader.dataset.split = 'test'
-            feature_dump_config(cfg, out, root, ctx.data_root)
-            build_quiet_runner(cfg).test()
-            write_json_atomic(dict(checkpoint=checkpoint, det_root=root), osp.join(out, DONE))
+            if not osp.isfile(osp.join(out, DONE)):
+                source = next((other for other in dumped if derive_feature_dump(root, other, out)), None)
+                if source is None:
+                    cfg = training_config(ctx, config, f'ReID features of {name} (iteration {iteration})')
+                    cfg.work_dir = osp.join(training.work_dir, 'dump')
+                    cfg.load_from = checkpoint
+                    cfg.test_dataloader.dataset.split = 'test'
+                    feature_dump_config(cfg, out, root, ctx.data_root)
+                    build_quiet_runner(cfg).test()
+                write_json_atomic(dict(checkpoint=checkpoint, det_root=root, features_of=source),
+                                  osp.join(out, DONE))
+            dumped.append(out)
         return roots.pop('dets'), roots, {}
     raise ValueError(f"zoo_demo_parts: unknown kind {kind!r} (known: 'features', 'motion')")
+
+
+def _rows(det_root: str) -> int:
+    """Lines of the detection files of a folder (``<video>.txt`` or ``<video>/det/det.txt``)."""
+    count = 0
+    for directory, _, names in os.walk(det_root):
+        for name in names:
+            if name.endswith('.txt'):
+                with open(osp.join(directory, name), 'rb') as f:
+                    count += sum(1 for line in f if line.strip())
+    return count
 
 
 def scored_checkpoints(training: Training) -> list[tuple[int, str]]:

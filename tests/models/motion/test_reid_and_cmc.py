@@ -224,6 +224,38 @@ def test_dumped_features_equal_runner_free_extraction_and_round_trip(dumped_feat
     np.testing.assert_array_equal(cached.features, dets.features[in_frame])
 
 
+def test_a_dump_of_boxes_among_a_dumped_sets_is_derived_from_it(dumped_features, trained_reid, demo_root, tmp_path):
+    """The zoo's detections after the detector's NMS are among those after NMS 0.95: their features are taken from
+    that dump (vastmat/experiments/zoo_scoring.py), equal to a dump of their own; a box or a video that the dumped
+    set lacks leaves it to the ReID model, with nothing written."""
+    from vastmat.evaluation.metrics.dump_features import derive_feature_dump
+    _, dumped, videos = dumped_features
+    subset = tmp_path / 'subset'
+    subset.mkdir()
+    for video in videos:  # every other row, last first, another score (a crop depends on its frame and box only)
+        rows = [line.split(',')[:10] for line in open(dumped / f'{video}.txt')][::-2]
+        (subset / f'{video}.txt').write_text(''.join(','.join(r[:6] + ['0.5'] + r[7:]) + '\n' for r in rows))
+    derived = tmp_path / 'derived'
+    assert derive_feature_dump(str(subset), str(dumped), str(derived))
+    direct = tmp_path / 'direct'
+    tool('tools/test.py', TINY_REID, '--checkpoint', trained_reid, '--det-root', subset, '--dump-feats', direct,
+         '--data-root', demo_root, '--work-dir', tmp_path / 'work')
+    assert sorted(os.listdir(derived)) == sorted(os.listdir(direct)) == sorted(f'{v}.txt' for v in videos)
+    for video in videos:
+        ours, theirs = ([line.rstrip('\n').split(',') for line in open(folder / f'{video}.txt')]
+                        for folder in (derived, direct))
+        assert [row[:10] for row in ours] == [row[:10] for row in theirs]
+        if ours:
+            np.testing.assert_allclose(np.array([row[10:] for row in ours], float),
+                                       np.array([row[10:] for row in theirs], float), atol=1e-6)
+    with open(subset / f'{videos[0]}.txt', 'a') as f:
+        f.write('1,-1,1.5,2.5,30,40,0.9,-1,-1,-1\n')  # a box the dumped set lacks
+    assert not derive_feature_dump(str(subset), str(dumped), str(tmp_path / 'none'))
+    (subset / f'{videos[0]}.txt').unlink()
+    assert not derive_feature_dump(str(subset), str(dumped), str(tmp_path / 'none'))
+    assert not osp.exists(tmp_path / 'none')
+
+
 def test_dump_feats_on_detections_that_are_all_empty(trained_reid, demo_root, tmp_path):
     """A detector that found nothing above its threshold: every video still gets its (empty) file."""
     from vastmat.datasets.sequences import read_split

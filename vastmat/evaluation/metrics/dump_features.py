@@ -4,6 +4,7 @@ reader (:class:`~vastmat.datasets.LoadTrackingDetections`) passes on to the trac
 from __future__ import annotations
 
 import copy
+import os
 import os.path as osp
 from collections import defaultdict
 from typing import Any, Sequence
@@ -37,6 +38,42 @@ def write_feature_detections(path: str, rows: list[list[str]], features: np.ndar
     with atomic_write(path) as f:
         for fields, feature in zip(rows, features):
             f.write(','.join(fields) + ''.join(f',{v:.7g}' for v in feature.tolist()) + '\n')
+
+
+def _box_key(fields: list[str]) -> tuple[str, ...]:
+    """A det.txt row's frame and box (left, top, width, height), as written: what a crop depends on."""
+    return (fields[0], *fields[2:6])
+
+
+def derive_feature_dump(det_root: str, dumped: str, out_dir: str) -> bool:
+    """Write the feature dump of ``det_root``'s detections from ``dumped``, a feature dump of the same videos'
+    frames, where every box of ``det_root`` is one of ``dumped``'s (the detector's boxes after NMS at its own IoU are
+    among those after NMS 0.95): each row gets the feature columns of the row of the same frame and box, which the
+    ReID model computes from the box's crop alone. Every video of ``dumped`` gets a file, as
+    :class:`DumpReIDFeatures` writes them. Returns False, writing nothing, where a video or a box is missing."""
+    from vastmat.datasets.detections import detection_file
+    videos = sorted(name[:-4] for name in os.listdir(dumped) if name.endswith('.txt'))
+    files = {}
+    for video in videos:
+        try:
+            path = detection_file(det_root, video)
+        except FileNotFoundError:
+            return False
+        features = {}
+        with open(osp.join(dumped, f'{video}.txt'), encoding='utf-8') as f:
+            for line in f:
+                if line.strip():
+                    fields = line.rstrip('\n').split(',')
+                    features[_box_key(fields)] = fields[DET_COLUMNS:]
+        rows = det_rows(path)
+        found = [features.get(_box_key(fields)) for fields in rows]
+        if any(feature is None for feature in found):
+            return False
+        files[video] = [','.join(fields + feature) + '\n' for fields, feature in zip(rows, found)]
+    for video, lines in files.items():
+        with atomic_write(osp.join(out_dir, f'{video}.txt')) as f:
+            f.writelines(lines)
+    return True
 
 
 @METRICS.register_module()
