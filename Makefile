@@ -9,7 +9,7 @@ setup:
 
 # The main job: the model-zoo benchmark on the built-in demo data (tools/zoo_benchmark.py: renders data/demo if
 # absent, trains on the Protocol 1 train videos everything the eight trackers learn (the demo YOLOX, a ReID model,
-# D2MP, FairMOT, QDTrack, TransTrack, MOTIP; about 10 minutes on 2 cores with 2 worker processes, reused by the next
+# D2MP, FairMOT, QDTrack, TransTrack, MOTIP; about 12 minutes on 2 cores with 2 worker processes, reused by the next
 # run), tracks the test videos with every zoo tracker, with its own association and with CDA fixed / adaptive where it takes a matcher,
 # prints the paper's Table 5 and Table 8 layouts and saves JSON, CSV and plots to work_dirs/zoo_benchmark).
 # ZOO_ARGS passes options, e.g.
