@@ -332,6 +332,17 @@ def test_gbi_empty_input():
     assert GBInterpolation()(np.zeros((0, 7))).shape == (0, 7)
 
 
+def test_gbi_names_a_bad_parameter_and_a_row_with_nan():
+    """sklearn's own checks are off inside GBI's fits (a third of its time): GBI makes them, naming what is wrong."""
+    for kwargs, name in ((dict(n_estimators=0), 'n_estimators'), (dict(min_samples_split=1.5), 'min_samples_split'),
+                         (dict(learning_rate=-0.1), 'learning_rate'), (dict(n_estimators=True), 'n_estimators')):
+        with pytest.raises(ValueError, match=name):
+            GBInterpolation(**kwargs)
+    rows = np.array([[1, 1, 0, 0, 10, 10, 0.9], [2, 1, np.nan, 0, 10, 10, 0.9]])
+    with pytest.raises(ValueError, match=r'1 row\(s\) with NaN'):
+        GBInterpolation()(rows)
+
+
 # ------------------------------------------------------------------------------------------ training data + run
 def write_vastmat_root(root):
     """A two-video VastMAT root (protocol1 train = both), nine-column gt, one short and one ignored track."""
