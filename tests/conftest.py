@@ -107,7 +107,7 @@ def postgres_url():
 # test_scaling.py first of the Ray tests: its cluster serves the others)
 RUN_FIRST = ('test_readme.py::test_readme_commands_run', 'test_zoo_benchmark.py::test_zoo_trains_every_learned_tracker',
              'test_scaling.py', 'test_sweep_ray.py', 'test_tune_postgres.py', 'test_kill_resume.py',
-             'test_tracktrack_golden.py', 'test_compat.py::test_mmdet_breaks', 'test_learning_curves.py')
+             'test_tracktrack_golden.py', 'test_compat.py::test_mmdet_breaks')
 
 
 def pytest_collection_finish(session):

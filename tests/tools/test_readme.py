@@ -63,6 +63,8 @@ TINY = {
     'python tools/benchmark/convergence.py': ('{command} --train-iters 2 --trackers ByteTrack DiffMOT',
                                               "the zoo's 2-iteration trainings, the detector and D2MP"),
     'python tools/benchmark/overfit.py': ('{command} --train-iters 2', 'a 2-iteration training'),
+    'python tools/benchmark/learning_curves.py': (
+        None, "tests/benchmarks/test_learning_curves.py runs it on TransTrack's curve, with the suite's demo data"),
     'python tools/benchmark/demo_spread.py': ('{command} --seeds 0 --kernels',
                                               "the first seed only: it reads the tiny make demo's zoo.json"),
     'python tools/analysis/association_split.py': (
