@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         table.add_column(column, justify='left' if column == 'config' else 'right')
     for row in rows:
         table.add_row(row['config'], str(row['iterations']), f'{100 * row["untrained"]:.1f}',
-                      f'{100 * row["trained"]:.1f}', f'{100 * row["gain"]:+.1f}', 'yes' if row['passed'] else '[red]no[/red]')
+                      f'{100 * row["trained"]:.1f}', f'{100 * row["gain"]:+.1f}',
+                      'yes' if row['passed'] else '[red]no[/red]')
     console.print(table)
     out = osp.join(args.work_dir, 'learning_curves.json')
     write_json_atomic(rows, out)
