@@ -77,11 +77,11 @@ TINY = {
     'python tools/test.py configs/yolox/yolox_tiny_1xb8-600it_own-video.py': (
         ['python tools/test.py configs/yolox/yolox_tiny_1xb8-600it_own-video.py --data-root data/fly '
          '--checkpoint work_dirs/fly/yolox/iter_2.pth --work-dir work_dirs/fly/yolox '
-         '--dump-dets work_dirs/fly/dets_2it',
+         '--dump-dets work_dirs/fly/dets_2it --cfg-options test_dataloader.dataset.stride=10',
          'python tools/data/simulate_detections.py --data-root data/fly --split protocol1/test '
          '--out work_dirs/fly/dets'],
-        "the 2-iteration detector's test; the trackers read detections simulated from the imported labels (a "
-        '2-iteration YOLOX finds no fly)'),
+        "the 2-iteration detector's test on every 10th frame; the trackers read detections simulated from the "
+        'imported labels (a 2-iteration YOLOX finds no fly)'),
     'python tools/test.py configs/bytetrack/bytetrack_cached-dets.py --data-root work_dirs/at10': (
         '{command} --cfg-options "test_dataloader.dataset.videos=[chicken_3,deer_4]"',
         "two of AnimalTrack's 32 videos (all of them, against the official ByteTrack's output: "
