@@ -73,7 +73,8 @@ TINY = {
         "the tiny make demo's ByteTrack results (the learned trackers' split: "
         "tests/benchmarks/test_association_split.py)"),
     'python tools/train.py configs/yolox/yolox_tiny_1xb8-600it_own-video.py': (
-        TWO_ITERATIONS, '2 iterations (the full run: the numbers of docs/own_data.md)'),
+        TWO_ITERATIONS + ' val_dataloader.dataset.stride=10',
+        '2 iterations, validated on every 10th frame (the full run: the numbers of docs/own_data.md)'),
     'python tools/test.py configs/yolox/yolox_tiny_1xb8-600it_own-video.py': (
         ['python tools/test.py configs/yolox/yolox_tiny_1xb8-600it_own-video.py --data-root data/fly '
          '--checkpoint work_dirs/fly/yolox/iter_2.pth --work-dir work_dirs/fly/yolox '
