@@ -89,3 +89,14 @@ def test_environment_variables_and_errors_are_not_kept(tmp_path, monkeypatch):
             Config.fromfile(str(broken))
     broken.write_text('model = dict(type="B")\n')
     assert Config.fromfile(str(broken)).model.type == 'B'
+
+
+def test_a_config_holding_a_function_loads_each_time():
+    """A value pickle cannot copy (a lambda inside a dict): the parse is not kept, the config loads as mmengine's."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        path = osp.join(folder, 'fn.py')
+        with open(path, 'w') as f:
+            f.write('hook = dict(score=lambda x: 2 * x)\n')
+        for _ in range(2):
+            assert Config.fromfile(path).hook.score(3) == 6

@@ -72,8 +72,8 @@ def memoise_config_files() -> None:
     A cached parse is kept with the SHA-1 of each file it read (the file and all its bases) and is used again only
     while every one of them has the same text; each use gets its own copy (callers change what they load). A parse
     of a chain with an environment variable (``{{$NAME:default}}``) depends on the environment, so it is not kept;
-    neither is one that fails. The result equals mmengine's own (tests/utils/test_config_index.py: every shipped
-    config).
+    neither is one that fails or holds a value pickle cannot copy (a lambda). The result equals mmengine's own
+    (tests/utils/test_config_index.py: every shipped config).
     """
     original_parse = Config._file2dict
     if getattr(original_parse, 'memoised', False):
@@ -105,7 +105,10 @@ def memoise_config_files() -> None:
         if stack:
             stack[-1].update(read)
         if not (use_environment_variables and any(ENV_PLACEHOLDER.search(_read(p) or b'') for p in read)):
-            parses[key] = (read, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+            try:
+                parses[key] = (read, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+            except (pickle.PicklingError, TypeError, AttributeError):
+                pass  # a value that cannot be copied so (a lambda in a dict): parsed at each load, as mmengine does
         return result
 
     def _is_lazy_import(filename: str) -> bool:
