@@ -38,13 +38,9 @@ CURVES = {
 def _point(cfg: Config, root: str) -> None:
     """Every dataloader of ``cfg`` at ``root``'s Protocol 1 (the validation loader too: mmengine builds it at the start
     of training even when it never runs)."""
+    from vastmat.engine.config_options import point_datasets
     for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
-        if not cfg.get(loader):
-            continue
-        dataset = cfg[loader].dataset
-        dataset = dataset.get('dataset', dataset) if dataset.get('type') != 'VastMATDataset' else dataset
-        dataset.data_root = root
-        dataset.protocol = PROTOCOL
+        point_datasets(cfg.get(loader), root, PROTOCOL)
 
 
 def hota_curve(config: str, iters: int, root: str, work_dir: str) -> list[float]:
