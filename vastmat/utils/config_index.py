@@ -51,17 +51,14 @@ def memoise_package_metafiles() -> None:
 ENV_PLACEHOLDER = re.compile(rb"\{\{['\"]?\s*\$\w+\s*:")
 
 
-def _read(path: str) -> bytes | None:
+def _text_version(path: str) -> tuple[str, bool] | None:
+    """The SHA-1 of a file's text and whether it holds an environment-variable placeholder; None: unreadable."""
     try:
         with open(path, 'rb') as f:
-            return f.read()
+            text = f.read()
     except OSError:
         return None
-
-
-def _text_digest(path: str) -> str | None:
-    text = _read(path)
-    return None if text is None else hashlib.sha1(text).hexdigest()
+    return hashlib.sha1(text).hexdigest(), ENV_PLACEHOLDER.search(text) is not None
 
 
 def memoise_config_files() -> None:
@@ -79,12 +76,12 @@ def memoise_config_files() -> None:
     if getattr(original_parse, 'memoised', False):
         return
     original_lazy = Config._is_lazy_import
-    parses: dict[tuple, tuple[dict[str, str | None], bytes]] = {}
-    lazy: dict[tuple[str, str | None], bool] = {}
+    parses: dict[tuple, tuple[dict[str, tuple[str, bool] | None], bytes]] = {}
+    lazy: dict[tuple[str, tuple[str, bool] | None], bool] = {}
     reading = threading.local()  # per thread, the files read by each parse under way (innermost last)
 
-    def unchanged(digests: dict[str, str | None]) -> bool:
-        return all(_text_digest(path) == digest for path, digest in digests.items())
+    def unchanged(versions: dict[str, tuple[str, bool] | None]) -> bool:
+        return all(_text_version(path) == version for path, version in versions.items())
 
     def _file2dict(filename: str, use_predefined_variables: bool = True, use_environment_variables: bool = True,
                    lazy_import: bool | None = None) -> tuple[dict, str, dict]:
@@ -96,7 +93,7 @@ def memoise_config_files() -> None:
             if stack:
                 stack[-1].update(kept[0])
             return pickle.loads(kept[1])
-        read = {path: _text_digest(path)}  # before the parse: a change while it runs is seen at the next load
+        read = {path: _text_version(path)}  # before the parse: a change while it runs is seen at the next load
         stack.append(read)
         try:
             result = original_parse(filename, use_predefined_variables, use_environment_variables, lazy_import)
@@ -104,7 +101,7 @@ def memoise_config_files() -> None:
             stack.pop()
         if stack:
             stack[-1].update(read)
-        if not (use_environment_variables and any(ENV_PLACEHOLDER.search(_read(p) or b'') for p in read)):
+        if not (use_environment_variables and any(version and version[1] for version in read.values())):
             try:
                 parses[key] = (read, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
             except (pickle.PicklingError, TypeError, AttributeError):
@@ -112,7 +109,7 @@ def memoise_config_files() -> None:
         return result
 
     def _is_lazy_import(filename: str) -> bool:
-        key = (osp.abspath(filename), _text_digest(filename))
+        key = (osp.abspath(filename), _text_version(filename))
         if key[1] is None:
             return original_lazy(filename)
         if key not in lazy:
