@@ -80,6 +80,25 @@ def test_input_size_and_gpu_layout_are_read_from_the_config():
     assert gpu_layout('yolox/yolox_x_8xb4-80e_vastmat-p1.py') == (8, 4) and gpu_layout('reid_tiny.py') is None
 
 
+def test_a_model_built_for_a_check_that_never_runs_it_draws_no_random_weights():
+    """``weights_left_as_allocated`` (the full-size builds below): no initialiser draws from torch's generator, mmcv's
+    ConvModule init included; the initialisers are back afterwards, after an error too."""
+    import torch
+    from mmcv.cnn import ConvModule
+
+    from vastmat.benchmarks.shipped_configs import weights_left_as_allocated
+    torch.manual_seed(0)
+    state = torch.random.get_rng_state()
+    with weights_left_as_allocated():
+        ConvModule(3, 8, 3, norm_cfg=dict(type='BN')).init_weights()
+        torch.nn.Linear(4, 2)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    with pytest.raises(RuntimeError), weights_left_as_allocated():
+        raise RuntimeError('a check that fails')
+    torch.nn.Linear(4, 2)
+    assert not torch.equal(torch.random.get_rng_state(), state)
+
+
 def as_protocol1(node):
     """A resolved config's values with Protocol 2's names made Protocol 1's (splits, work dirs, checkpoints)."""
     if isinstance(node, dict):
