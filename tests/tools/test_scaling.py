@@ -1,9 +1,9 @@
 """docs/scaling.md: its commands run, in order, on local stand-ins (tests/tools/test_readme.py leaves this page to this
 test): its two ``ray start`` commands make a real two-node Ray cluster on this machine (each node ``--num-cpus 1``,
-``--block``, its own temp dir, ``RAY_AUTH_MODE=disabled``; the cleanup stands in for ``ray stop``, which would stop
-every Ray of the machine), the tools reach it through the page's ``RAY_ADDRESS`` (the port a free one), the
-PostgreSQL URL is the throwaway server's (conftest ``postgres_url``), and the tools run with the tiny settings of
-:data:`TINY`. On the same cluster, a SQLite study is refused."""
+``--block``, ``RAY_AUTH_MODE=disabled``, the head's temp dir its own, one log monitor, the head's; the cleanup stands
+in for ``ray stop``, which would stop every Ray of the machine), the tools reach it through the page's
+``RAY_ADDRESS`` (the port a free one), the PostgreSQL URL is the throwaway server's (conftest ``postgres_url``), and
+the tools run with the tiny settings of :data:`TINY`. On the same cluster, a SQLite study is refused."""
 import json
 import os
 import os.path as osp
@@ -69,6 +69,8 @@ def cluster(tmp_path_factory):
             words += ['--block', '--disable-usage-stats']
             if i == 0:
                 words += ['--temp-dir', temp_dir, '--include-dashboard', 'false']
+            else:  # one log monitor a host, as ray start's help asks: the head's
+                words += ['--include-log-monitor', 'false']
             log = str(logs / f'node{i}.log')
             with open(log, 'w') as out:
                 nodes.append(subprocess.Popen(words, env=env, stdout=out, stderr=subprocess.STDOUT,
