@@ -248,6 +248,35 @@ def test_the_detectors_boxes_are_dumped_once_per_test(demo_root, tmp_path, monke
     assert dump(first, nms_iou=0.95, videos=['Bee-1', 'Cow-9']) == {'det/AP50': 4.5} and len(runs) == 4  # no boxes
 
 
+def test_tracktracks_features_are_computed_for_the_nms95_rows_it_reads(tmp_path):
+    """TrackTrack's NMS-0.95 set, cut to the rows the tracker reads before the ReID model computes their features:
+    those without a near twin (IoU >= 0.97) among the main boxes of their frame and above its lowest det_thr, as
+    written; once per content; another tracker's sets as they are."""
+    from vastmat.experiments.zoo_context import ZooContext
+    from vastmat.experiments.zoo_scoring import rows_read_roots
+    main, extra = tmp_path / 'dets', tmp_path / 'dets_nms95'
+    main.mkdir()
+    extra.mkdir()
+    (main / 'A.txt').write_text('1,-1,0,0,10,10,0.9,-1,-1,-1\n2,-1,50,50,10,10,0.9,-1,-1,-1\n')
+    lines = ['1,-1,0,0,10,10,0.9,-1,-1,-1',  # the main box itself
+             '1,-1,3,0,10,10,0.7,-1,-1,-1',  # suppressed by it, above 0.6: read
+             '1,-1,30,0,10,10,0.5,-1,-1,-1',  # suppressed, 0.5: read at det_thr 0.4 only
+             '2,-1,50.1,50,10,10,0.8,-1,-1,-1',  # a near twin (IoU 0.98)
+             '3,-1,0,0,10,10,0.9,-1,-1,-1']  # a frame without main boxes: the tracker only ages its tracks
+    (extra / 'A.txt').write_text('\n'.join(lines) + '\n')
+    ctx = ZooContext(str(tmp_path), 'protocol1', ['A'], str(tmp_path / 'protocol1'))
+    roots = dict(nms95=str(extra))
+    assert rows_read_roots(ctx, dict(type='BYTETracker'), str(main), roots) == roots
+    cut = rows_read_roots(ctx, dict(type='TrackTrackTracker'), str(main), roots)['nms95']
+    assert open(osp.join(cut, 'A.txt')).read() == lines[1] + '\n'
+    written = os.stat(osp.join(cut, 'A.txt')).st_mtime_ns
+    assert rows_read_roots(ctx, dict(type='TrackTrackTracker'), str(main), roots)['nms95'] == cut
+    assert os.stat(osp.join(cut, 'A.txt')).st_mtime_ns == written  # the same sets: not written again
+    tracker = dict(type='TrackTrackTracker', video_overrides=[dict(contains='A', det_thr=0.4)])
+    lower = rows_read_roots(ctx, tracker, str(main), roots)['nms95']
+    assert open(osp.join(lower, 'A.txt')).read().splitlines() == lines[1:3]
+
+
 def test_zoo_configs_start_from_the_demo_detectors_backbone():
     """The shared backbone fragment is the demo YOLOX's backbone, and the zoo configs that declare it load it."""
     from mmengine.config import Config

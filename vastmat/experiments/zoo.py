@@ -24,7 +24,7 @@ from vastmat.models.trackers.zoo import ZooTracker, config_path
 
 from .zoo_calibration import calibrate_thresholds
 from .zoo_context import ZooContext
-from .zoo_scoring import curve_point, model_run_dir, part_inputs, scored_checkpoints, track_on_cached
+from .zoo_scoring import curve_point, model_run_dir, part_inputs, rows_read_roots, scored_checkpoints, track_on_cached
 from .zoo_testing import test_tracking_model
 from .zoo_training import Training, train_once, zoo_config
 from .zoo_training_order import NUM_CHECKPOINTS, START_KEYS, source_order, start_sources, training_config
@@ -98,6 +98,8 @@ def run_cached_member(ctx: ZooContext, member: ZooTracker, matchers: list[str], 
     training = train(ctx, config, f'{member.name} {kind}')
     out['training'] = dict(config=config, checkpoint=training.checkpoint, seconds=training.total_seconds,
                            iterations=training.max_iters, reused=training.reused, kind=PART_LABELS.get(kind, kind))
+    if kind == 'features':  # the ReID model's features of the rows the tracker reads
+        extra_det_roots = rows_read_roots(ctx, member.config(), det_root, extra_det_roots)
     for iteration, checkpoint in scored_checkpoints(training):
         last = iteration == training.checkpoints[-1][0]
         roots = part_inputs(ctx, kind, config, training, iteration, checkpoint, det_root, extra_det_roots)

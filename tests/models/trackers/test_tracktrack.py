@@ -12,7 +12,7 @@ from vastmat.models.trackers.track_lifecycle import LOST, NEW, TRACKED, moving_a
 from vastmat.models.trackers.tracktrack import TrackTrackTracker
 from vastmat.models.trackers.tracktrack_costs import (angle_distance, confidence_distance, corner_velocities,
                                                       cosine_distance)
-from vastmat.models.trackers.tracktrack_nms import deleted_detections, track_aware_nms
+from vastmat.models.trackers.tracktrack_nms import deleted_detections, deleted_rows_read, track_aware_nms
 from vastmat.structures.tracking import FrameDetections, TrackingFrame
 
 
@@ -167,6 +167,11 @@ def test_deleted_detections_are_the_nms95_boxes_without_a_near_twin():
     extra = FrameDetections(np.array([[0, 0, 10, 10.], [0.1, 0, 10.1, 10], [3, 0, 13, 10]]), np.array([.9, .8, .7]))
     # IoU with +1: (0.1 shift) 10.9*11/(11.1*11) = 0.982 >= 0.97 -> a twin; (3 shift) 0.57 -> deleted
     assert deleted_detections(main, extra).scores.tolist() == [0.7]
+    # the rows the tracker reads: deleted and above det_thr; none in a frame without main detections
+    extra = FrameDetections(np.vstack([extra.bboxes, [[30, 0, 40, 10]]]), np.array([.9, .8, .7, .5]))
+    assert deleted_rows_read(main, extra, 0.6).tolist() == [False, False, True, False]
+    assert deleted_rows_read(main, extra, 0.4).tolist() == [False, False, True, True]
+    assert deleted_rows_read(FrameDetections(np.zeros((0, 4)), np.zeros(0)), extra, 0.4).tolist() == [False] * 4
 
 
 def _frame(frame_id, boxes, scores, **kw):

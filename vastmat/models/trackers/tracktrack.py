@@ -39,7 +39,7 @@ from .motion_context import matcher_context
 from .track_lifecycle import LOST, NEW, REMOVED, TRACKED, moving_average_unit, reported_mask
 from .track_store import KalmanTracks, TrackList, TrackRows, column
 from .tracktrack_costs import angle_distance, confidence_distance, corner_directions, cosine_distance
-from .tracktrack_nms import deleted_detections, track_aware_nms
+from .tracktrack_nms import deleted_rows_read, track_aware_nms
 
 DEFAULT_WEIGHTS = dict(geometric=0.50, appearance=0.50, confidence=0.10, direction=0.05)
 
@@ -312,8 +312,8 @@ class TrackTrackTracker(BaseTracker):
         parts = [dets.select(high), dets.select(~high)]
         if self.deleted_dets is not None:
             frame.require(f'extra_dets.{self.deleted_dets}')
-            deleted = deleted_detections(frame.detections, frame.extra_dets[self.deleted_dets])
-            deleted = deleted.select(deleted.scores > self.det_thr)
+            extra = frame.extra_dets[self.deleted_dets]
+            deleted = extra.select(deleted_rows_read(frame.detections, extra, self.det_thr))
             if dets.features is None:
                 deleted = FrameDetections(deleted.bboxes, deleted.scores, deleted.labels, None)
             parts.append(deleted)

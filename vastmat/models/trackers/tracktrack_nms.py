@@ -48,5 +48,18 @@ def deleted_detections(dets: FrameDetections, extra: FrameDetections, iou_thr: f
     detections is below ``iou_thr``, i.e. candidates the main NMS suppressed."""
     if len(extra) == 0 or len(dets) == 0:
         return extra
-    best = PairGeometry(dets.bboxes, extra.bboxes, plus_one=True).iou.max(axis=0)
-    return extra.select(best < iou_thr)
+    return extra.select(_suppressed(dets, extra, iou_thr))
+
+
+def deleted_rows_read(dets: FrameDetections, extra: FrameDetections, det_thr: float,
+                      iou_thr: float = 0.97) -> np.ndarray:
+    """Which rows of a frame's NMS-0.95 set TrackTrack reads (a bool mask): the deleted ones
+    (:func:`deleted_detections`) scoring above ``det_thr``. A frame without main detections reads none (the
+    tracker only ages its tracks there)."""
+    if len(extra) == 0 or len(dets) == 0:
+        return np.zeros(len(extra), bool)
+    return _suppressed(dets, extra, iou_thr) & (extra.scores > det_thr)
+
+
+def _suppressed(dets: FrameDetections, extra: FrameDetections, iou_thr: float) -> np.ndarray:
+    return PairGeometry(dets.bboxes, extra.bboxes, plus_one=True).iou.max(axis=0) < iou_thr
