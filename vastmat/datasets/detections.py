@@ -51,7 +51,9 @@ class VideoDetections:
         starts = np.flatnonzero(np.r_[True, frames[1:] != frames[:-1]]) if len(frames) else np.zeros(0, np.int64)
         ends = np.r_[starts[1:], len(frames)].astype(np.int64)
         self.frames = frames[starts]
-        self._first_line = dets.line_numbers[order][starts]
+        lines = dets.line_numbers[order]
+        self._first_line = lines[starts]
+        self._lines = {int(frames[s]): lines[s:e] for s, e in zip(starts, ends)}
         self._rows = {int(frames[s]): (xyxy[s:e], scores[s:e], None if features is None else features[s:e])
                       for s, e in zip(starts, ends)}
         self.num_features = 0 if features is None else features.shape[1]
@@ -63,6 +65,10 @@ class VideoDetections:
         detections = cls(detection_file(root, video), source_length)
         detections.check(np.asarray(tracked_frames, np.int64))
         return detections
+
+    def line_numbers(self, frame: int) -> np.ndarray:
+        """The file's line numbers of a frame's rows, in the order of :meth:`get` (empty where it has none)."""
+        return self._lines.get(frame, np.zeros(0, np.int64))
 
     def get(self, frame: int) -> FrameDetections:
         """The detections of a frame (x1 y1 x2 y2, scores, the det.txt columns after the tenth as features or None;

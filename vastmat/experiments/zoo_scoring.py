@@ -139,20 +139,16 @@ READ_ROWS_DONE = 'rows_read.json'  # written last in a folder of a detection set
 
 def rows_read_roots(ctx: ZooContext, tracker: dict, det_root: str, extra_det_roots: dict) -> dict:
     """``extra_det_roots`` with the set a tracker reads as its NMS-suppressed boxes (TrackTrack's ``deleted_dets``)
-    cut to the rows it reads (:func:`~vastmat.models.trackers.tracktrack_nms.deleted_rows_read` at the tracker's
-    lowest ``det_thr``): the ReID model then computes the features of those rows only (a tenth of the demo's
+    cut to the rows it reads (:func:`~vastmat.models.trackers.tracktrack_nms.deleted_rows_read` at the lowest
+    ``det_thr`` the tracker class's ``deleted_rows_setting`` gives): the ReID model then computes the features of those rows only (a tenth of the demo's
     NMS-0.95 set), not of boxes the tracker never reads; the tracking is the same. Written once per content of
     both sets and threshold (:data:`READ_ROWS_DONE`)."""
-    import inspect
-
     from vastmat.registry import MODELS
-    params = inspect.signature(MODELS.get(tracker['type'])).parameters
-    name = tracker.get('deleted_dets', params['deleted_dets'].default if 'deleted_dets' in params else None)
-    if name is None or name not in extra_det_roots:
+    setting_of = getattr(MODELS.get(tracker['type']), 'deleted_rows_setting', None)
+    setting = setting_of(tracker) if setting_of is not None else None
+    if setting is None or setting[0] not in extra_det_roots:
         return extra_det_roots
-    overrides = tracker.get('video_overrides') or ()
-    det_thr = min([tracker.get('det_thr', params['det_thr'].default)]
-                  + [o['det_thr'] for o in overrides if 'det_thr' in o])
+    name, det_thr = setting
     source = extra_det_roots[name]
     out = osp.join(ctx.work_dir, f'{osp.basename(source.rstrip(os.sep))}_read_det{det_thr:g}')
     key = dict(main=folder_digest(det_root), extra=folder_digest(source), det_thr=det_thr, videos=sorted(ctx.videos))
@@ -167,20 +163,18 @@ def write_rows_read(det_root: str, extra_root: str, out_dir: str, videos: list[s
     """Write ``out_dir/<video>.txt``: the lines of ``extra_root``'s det files (verbatim, in their order) that
     :func:`~vastmat.models.trackers.tracktrack_nms.deleted_rows_read` keeps against ``det_root``'s detections."""
     from vastmat.datasets.detections import VideoDetections, detection_file
-    from vastmat.datasets.formats import read_detections
     from vastmat.models.trackers.tracktrack_nms import deleted_rows_read
     from vastmat.utils.io import atomic_write
     os.makedirs(out_dir, exist_ok=True)
     for video in videos:
         main = VideoDetections(detection_file(det_root, video))
         path = detection_file(extra_root, video)
-        extra, rows = VideoDetections(path), read_detections(path)
+        extra = VideoDetections(path)
         with open(path, encoding='utf-8') as f:
             lines = f.read().splitlines()
-        keep = set()
-        for frame in extra.frames:
-            numbers = rows.line_numbers[rows.frames == frame]  # the frame's rows, in file order (as extra.get)
-            keep.update(numbers[deleted_rows_read(main.get(int(frame)), extra.get(int(frame)), det_thr)].tolist())
+        keep = []
+        for frame in map(int, extra.frames):
+            keep.extend(extra.line_numbers(frame)[deleted_rows_read(main.get(frame), extra.get(frame), det_thr)])
         with atomic_write(osp.join(out_dir, f'{video}.txt')) as f:
             f.writelines(f'{lines[n - 1]}\n' for n in sorted(keep))
 

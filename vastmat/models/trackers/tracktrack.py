@@ -148,6 +148,20 @@ class TrackTrackTracker(BaseTracker):
     speed_options = dict(deleted_dets=None, max_time_lost=20)  # no NMS-0.95 set, the VastMAT paper's buffer
     speed_features = True
 
+    @classmethod
+    def deleted_rows_setting(cls, tracker: dict) -> tuple[str, float] | None:
+        """For a config of this tracker (``model.tracker``): the name of the extra detection set whose rows it reads
+        as deleted detections, and the lowest ``det_thr`` of any video (:func:`.tracktrack_nms.deleted_rows_read`
+        keeps the rows above it); None where it reads no such set."""
+        import inspect
+        defaults = {name: p.default for name, p in inspect.signature(cls).parameters.items()}
+        name = tracker.get('deleted_dets', defaults['deleted_dets'])
+        if name is None:
+            return None
+        thresholds = [tracker.get('det_thr', defaults['det_thr'])]
+        thresholds += [o['det_thr'] for o in tracker.get('video_overrides') or () if 'det_thr' in o]
+        return name, min(thresholds)
+
     def __init__(self, det_thr: float = 0.60, init_thr: float = 0.60, match_thr: float = 0.60,
                  reduce_step: float = 0.05, penalty_p: float = 0.20, penalty_q: float = 0.40, tai_thr: float = 0.55,
                  min_len: int = 3, max_time_lost: int | None = None, matcher: dict | Any | None = None,
